@@ -1,0 +1,18 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  resolve: {
+    alias: {
+      '@animal-store/sdk/mock': fileURLToPath(new URL('./src/mock/index.ts', import.meta.url)),
+      '@animal-store/sdk': fileURLToPath(new URL('./src/index.ts', import.meta.url)),
+    },
+  },
+  test: {
+    include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+    restoreMocks: true,
+    unstubEnvs: true,
+    testTimeout: 20_000,
+  },
+});
