@@ -1,0 +1,79 @@
+import { parseRateLimit } from '../rate-limit/parse.js';
+import { ErrorSchema } from '../validation/schemas.js';
+import type { ApiError, ApiErrorDetails } from './ApiError.js';
+import { AuthenticationError } from './AuthenticationError.js';
+import { BadRequestError } from './BadRequestError.js';
+import { NotFoundError } from './NotFoundError.js';
+import { RateLimitError } from './RateLimitError.js';
+import { ServerError } from './ServerError.js';
+
+/** What is known about a non-2xx response when its error is built. */
+export interface FailedResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: Headers;
+  /** The body: parsed JSON, raw text when it was not JSON, or `undefined` when empty. */
+  readonly body: unknown;
+  /** `"GET /pets"`, for the message. */
+  readonly request: string;
+  /** For 429: the wait the service asked for, if it said. */
+  readonly retryAfterMs?: number | undefined;
+  /** For 429: the longest wait the client accepts. */
+  readonly maxRetryDelayMs?: number;
+}
+
+function describeBody(response: FailedResponse): string {
+  const type = response.headers.get('content-type') ?? 'no content type';
+  if (response.body === undefined || response.body === '') return `an empty body (${type})`;
+  const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+  const excerpt = text.length > 120 ? `${text.slice(0, 120)}…` : text;
+  return `a body that is not the service's Error JSON (${type}): ${JSON.stringify(excerpt)}`;
+}
+
+function rateLimitAdvice(response: FailedResponse): string {
+  const wait = response.retryAfterMs;
+  if (wait === undefined) return ' The response said nothing usable about when to retry.';
+  if (response.maxRetryDelayMs !== undefined && wait > response.maxRetryDelayMs) {
+    return ` The service asks to wait ${wait} ms, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
+  }
+  return ` The service asks to wait ${wait} ms.`;
+}
+
+/**
+ * Builds the {@link ApiError} subclass for an HTTP status. The HTTP status
+ * decides the class, whatever the body says; a body that is not the spec's
+ * Error (an HTML page from a proxy, garbage, nothing) still gives the right
+ * class, with code `http_<status>` and a message saying what came back.
+ */
+export function errorFromResponse(response: FailedResponse): ApiError {
+  const { status } = response;
+  const parsed = ErrorSchema.safeParse(response.body);
+  const code = parsed.success ? parsed.data.code : `http_${status}`;
+  const said = parsed.success ? `${parsed.data.message} (code ${code})` : describeBody(response);
+  const head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
+  const details: ApiErrorDetails = {
+    status,
+    code,
+    headers: response.headers,
+    rateLimit: parseRateLimit(response.headers),
+    body: response.body,
+  };
+  switch (status) {
+    case 400:
+      return new BadRequestError(`${head} Fix the request body and try again.`, details);
+    case 401:
+      return new AuthenticationError(
+        `${head} Check the API key (apiKey or ANIMAL_STORE_API_KEY) and the environment it belongs to.`,
+        details,
+      );
+    case 404:
+      return new NotFoundError(head, details);
+    case 429:
+      return new RateLimitError(`${head}${rateLimitAdvice(response)}`, {
+        ...details,
+        retryAfterMs: response.retryAfterMs,
+      });
+    default:
+      return new ServerError(head, details);
+  }
+}

@@ -1,0 +1,22 @@
+// The public surface, listed by name. Internals (transport, retry policy,
+// schemas) are deliberately not exported: they may change in any release.
+
+export { PetsClient } from './client.js';
+export { type Environment, environments } from './environments.js';
+export { AnimalStoreError } from './errors/AnimalStoreError.js';
+export { ApiError } from './errors/ApiError.js';
+export { AuthenticationError } from './errors/AuthenticationError.js';
+export { BadRequestError } from './errors/BadRequestError.js';
+export { ConnectionError } from './errors/ConnectionError.js';
+export { NotFoundError } from './errors/NotFoundError.js';
+export { RateLimitError } from './errors/RateLimitError.js';
+export { RequestValidationError } from './errors/RequestValidationError.js';
+export { ResponseValidationError } from './errors/ResponseValidationError.js';
+export { ServerError } from './errors/ServerError.js';
+export { TimeoutError } from './errors/TimeoutError.js';
+export type { ValidationIssue } from './errors/ValidationIssue.js';
+export type { Logger, LogLevel } from './logger.js';
+export type { ClientOptions, OperationName, RequestOptions, RetryInfo } from './options.js';
+export type { RateLimitInfo } from './rate-limit/parse.js';
+export type { RetryReason } from './retry/policy.js';
+export type { ErrorBody, ListPetsParams, NewPet, Pet, PetStatus } from './types.js';

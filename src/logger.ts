@@ -1,0 +1,40 @@
+/** How much the client logs. Each level includes the ones before it. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
+
+/** Where log lines go; `console` fits. */
+export interface Logger {
+  error(message: string): void;
+  warn(message: string): void;
+  info(message: string): void;
+  debug(message: string): void;
+}
+
+const RANK: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
+
+/** A leveled logger that prefixes its lines and scrubs `secret` from them. */
+export class LevelLogger {
+  readonly #rank: number;
+  readonly #sink: Logger;
+  readonly #secret: string;
+
+  constructor(level: LogLevel, sink: Logger, secret: string) {
+    this.#rank = RANK[level];
+    this.#sink = sink;
+    this.#secret = secret;
+  }
+
+  enabled(level: Exclude<LogLevel, 'off'>): boolean {
+    return this.#rank >= RANK[level];
+  }
+
+  log(level: Exclude<LogLevel, 'off'>, message: string): void {
+    if (!this.enabled(level)) return;
+    const line = `[animal-store] ${message}`;
+    this.#sink[level](this.#secret ? line.split(this.#secret).join('[redacted]') : line);
+  }
+}
+
+/** Checks a `logLevel` option. */
+export function isLogLevel(value: unknown): value is LogLevel {
+  return typeof value === 'string' && Object.hasOwn(RANK, value);
+}

@@ -1,0 +1,214 @@
+import { type Environment, environments } from './environments.js';
+import { AnimalStoreError } from './errors/AnimalStoreError.js';
+import { isLogLevel, type Logger, type LogLevel } from './logger.js';
+import type { RetryReason } from './retry/policy.js';
+
+/** Name of a client method, as reported to `onRetry`. */
+export type OperationName = 'listPets' | 'createPet' | 'getPet';
+
+/** What `onRetry` is told before every wait between attempts. */
+export interface RetryInfo {
+  /** The method being retried. */
+  readonly operation: OperationName;
+  /** The attempt that just failed, 1-based. */
+  readonly attempt: number;
+  /** How long the client waits before the next attempt. */
+  readonly delayMs: number;
+  /** Why it waits: the service's `Retry-After`, its rate-limit reset, or back-off after a 429 without either, a 5xx, a connection error or a timeout. */
+  readonly reason: RetryReason;
+  /** The failure of that attempt. */
+  readonly error: Error;
+}
+
+/** Options of {@link PetsClient}. Every one is optional. */
+export interface ClientOptions {
+  /**
+   * Your API key, sent as `Authorization: Bearer <apiKey>`.
+   * @default process.env.ANIMAL_STORE_API_KEY (where `process` exists)
+   */
+  apiKey?: string;
+  /**
+   * Which environment of the service to call.
+   * @default 'production'
+   */
+  environment?: Environment;
+  /**
+   * Base address of the service, ending in `/v1`; overrides `environment`.
+   * Plain `http://` is accepted only for loopback hosts unless `allowInsecureHttp` is set.
+   * @example 'http://127.0.0.1:4010/v1'
+   */
+  baseUrl?: string;
+  /**
+   * Retries after the first attempt; `0` disables retries.
+   * @default 2
+   */
+  maxRetries?: number;
+  /**
+   * Longest single wait the client accepts. When the service asks for a longer
+   * one, the call fails at once with `RateLimitError` instead of waiting.
+   * @default 60000
+   */
+  maxRetryDelayMs?: number;
+  /**
+   * Time limit of each attempt, reading the body included.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /**
+   * The `fetch` to send requests with.
+   * @default globalThis.fetch
+   */
+  fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
+  /** Extra headers sent with every request. `Authorization` is reserved for the key. */
+  headers?: Record<string, string>;
+  /** Called before every wait between attempts, to see and log each back-off decision. */
+  onRetry?: (info: RetryInfo) => void;
+  /**
+   * How much to log: one line per request at `debug`, one per retry at `info`.
+   * @default 'warn'
+   */
+  logLevel?: LogLevel;
+  /**
+   * Where log lines go.
+   * @default console
+   */
+  logger?: Logger;
+  /**
+   * Emit the one-time runtime warning when a deprecated method (`getPet`) is called.
+   * @default true
+   */
+  deprecationWarnings?: boolean;
+  /**
+   * Allow a plain `http://` base address on a host other than loopback. The
+   * key would travel in clear text; use only behind a trusted network.
+   * @default false
+   */
+  allowInsecureHttp?: boolean;
+  /**
+   * Allow the client to run in a browser. Anyone who can open the page can read
+   * a key shipped to it: use this only with per-user keys or behind a proxy.
+   * @default false
+   */
+  dangerouslyAllowBrowser?: boolean;
+}
+
+/** Options accepted by every method as its last argument. */
+export interface RequestOptions {
+  /** Aborts the call, also during a back-off wait; the call then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Overrides the client's `timeoutMs` for this call. */
+  timeoutMs?: number;
+  /** Overrides the client's `maxRetries` for this call. */
+  maxRetries?: number;
+}
+
+/** The defaults, in one place. */
+export const DEFAULTS = Object.freeze({
+  environment: 'production' as Environment,
+  maxRetries: 2,
+  maxRetryDelayMs: 60_000,
+  timeoutMs: 30_000,
+  logLevel: 'warn' as LogLevel,
+});
+
+function fail(message: string): never {
+  throw new AnimalStoreError(message);
+}
+
+/** Checks a retry count; `where` names the option in the message. */
+export function checkMaxRetries(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    fail(
+      `Invalid ${where}: expected a whole number of retries ≥ 0 (0 disables retries), got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+/** Checks a duration in milliseconds; `Infinity` means no limit. */
+export function checkDuration(value: unknown, where: string, min: number): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < min) {
+    fail(
+      `Invalid ${where}: expected a number of milliseconds ≥ ${min} (or Infinity), got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+function isLoopback(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    /^127(?:\.\d{1,3}){3}$/.test(hostname) ||
+    hostname === '[::1]'
+  );
+}
+
+/** Resolves `baseUrl` or `environment` to a checked base address without a trailing slash. */
+export function resolveBaseUrl(options: ClientOptions): string {
+  if (options.baseUrl === undefined) {
+    const environment = options.environment ?? DEFAULTS.environment;
+    if (!Object.hasOwn(environments, environment)) {
+      fail(
+        `Invalid environment ${JSON.stringify(environment)}: use 'production' or 'staging', or pass baseUrl.`,
+      );
+    }
+    return environments[environment];
+  }
+  let url: URL;
+  try {
+    const location = (globalThis as { location?: { href?: string } }).location?.href;
+    url = new URL(options.baseUrl, location);
+  } catch (cause) {
+    throw new AnimalStoreError(
+      `Invalid baseUrl ${JSON.stringify(options.baseUrl)}: expected an absolute URL such as 'https://api.example.com/v1'.`,
+      { cause },
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    fail(`Invalid baseUrl: the protocol must be https: or http:, got ${url.protocol}.`);
+  }
+  if (url.username || url.password) {
+    fail('Invalid baseUrl: it must not carry credentials; pass the key as apiKey.');
+  }
+  if (url.search || url.hash) {
+    fail('Invalid baseUrl: it must not carry a query or a fragment.');
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !options.allowInsecureHttp) {
+    fail(
+      `Refusing to send the API key in clear text to ${url.host}: use https:, ` +
+        'or set allowInsecureHttp: true if this network is trusted.',
+    );
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Checks extra headers: valid, and not `Authorization`. */
+export function checkHeaders(headers: Record<string, string> | undefined): Headers {
+  const checked = new Headers();
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (name.toLowerCase() === 'authorization') {
+      fail('Invalid headers: Authorization is set from apiKey; pass the key as apiKey instead.');
+    }
+    try {
+      checked.set(name, value);
+    } catch (cause) {
+      throw new AnimalStoreError(
+        `Invalid header ${JSON.stringify(name)}: names must be tokens and values must not hold line breaks.`,
+        { cause },
+      );
+    }
+  }
+  return checked;
+}
+
+/** Checks a `logLevel` option. */
+export function checkLogLevel(value: unknown): LogLevel {
+  if (value === undefined) return DEFAULTS.logLevel;
+  if (!isLogLevel(value)) {
+    fail(
+      `Invalid logLevel ${JSON.stringify(value)}: use 'off', 'error', 'warn', 'info' or 'debug'.`,
+    );
+  }
+  return value;
+}

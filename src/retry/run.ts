@@ -1,0 +1,105 @@
+import pRetry from 'p-retry';
+import { RateLimitError } from '../errors/RateLimitError.js';
+import type { LevelLogger } from '../logger.js';
+import type { OperationName, RetryInfo } from '../options.js';
+import type { RateLimitGate } from '../rate-limit/gate.js';
+import { parseRateLimit } from '../rate-limit/parse.js';
+import { decideRetry, type RetryDecision } from './policy.js';
+import { sleep } from './sleep.js';
+
+/** Everything one call's retry loop needs to know. */
+export interface RetryContext {
+  readonly operation: OperationName;
+  readonly method: 'GET' | 'POST';
+  readonly maxRetries: number;
+  readonly maxRetryDelayMs: number;
+  readonly signal: AbortSignal | undefined;
+  readonly gate: RateLimitGate;
+  readonly log: LevelLogger;
+  readonly onRetry: ((info: RetryInfo) => void) | undefined;
+  readonly random?: () => number;
+}
+
+/**
+ * Holds the call while the client-wide gate is closed (after a 429, or once no
+ * requests remain), so that it does not spend a request on a certain 429. A
+ * hold longer than `maxRetryDelayMs` fails at once with {@link RateLimitError}.
+ */
+export async function waitForGate(ctx: RetryContext): Promise<void> {
+  for (;;) {
+    const closure = ctx.gate.closedAt(Date.now());
+    if (!closure) return;
+    const left = closure.until - Date.now();
+    if (left > ctx.maxRetryDelayMs) {
+      throw new RateLimitError(
+        `${ctx.operation} was not sent: ${closure.why}, for ${left} ms more, longer than maxRetryDelayMs (${ctx.maxRetryDelayMs} ms). Retry after ${new Date(closure.until).toISOString()}.`,
+        {
+          status: 429,
+          code: 'rate_limit_hold',
+          headers: closure.headers,
+          rateLimit: parseRateLimit(closure.headers),
+          retryAfterMs: left,
+        },
+      );
+    }
+    ctx.log.log('info', `${ctx.operation} waits ${left} ms before sending: ${closure.why}.`);
+    await sleep(left, ctx.signal);
+  }
+}
+
+function notify(ctx: RetryContext, attempt: number, decision: RetryDecision, error: Error): void {
+  const status = 'status' in error ? ` (HTTP ${String(error.status)})` : '';
+  ctx.log.log(
+    'info',
+    `${ctx.operation} attempt ${attempt} failed with ${error.name}${status}; retrying in ${decision.delayMs} ms (${decision.reason}).`,
+  );
+  if (!ctx.onRetry) return;
+  try {
+    ctx.onRetry({
+      operation: ctx.operation,
+      attempt,
+      delayMs: decision.delayMs,
+      reason: decision.reason,
+      error,
+    });
+  } catch (callbackError) {
+    ctx.log.log('error', `onRetry threw and was ignored: ${String(callbackError)}`);
+  }
+}
+
+/**
+ * Runs `attempt` with p-retry under the retry policy: waits what the service
+ * demands (never less), backs off exponentially otherwise, fails fast on waits
+ * longer than `maxRetryDelayMs`, and rejects with the signal's reason the
+ * moment the caller aborts.
+ */
+export async function withRetries<T>(ctx: RetryContext, attempt: () => Promise<T>): Promise<T> {
+  let decision: RetryDecision | undefined;
+  try {
+    await waitForGate(ctx);
+    return await pRetry(attempt, {
+      retries: ctx.maxRetries,
+      minTimeout: 0,
+      maxTimeout: 0,
+      onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+        decision =
+          retriesLeft > 0
+            ? decideRetry(error, ctx.method, attemptNumber, Date.now(), ctx.random)
+            : undefined;
+        if (!decision) return;
+        if (decision.delayMs > ctx.maxRetryDelayMs) {
+          // A wait the service demands is never shortened: fail fast instead.
+          if (decision.mandated) throw error;
+          decision = { ...decision, delayMs: ctx.maxRetryDelayMs };
+        }
+        notify(ctx, attemptNumber, decision, error);
+        await sleep(decision.delayMs, ctx.signal);
+        await waitForGate(ctx);
+      },
+      shouldRetry: () => decision !== undefined,
+    });
+  } catch (error) {
+    if (ctx.signal?.aborted) throw ctx.signal.reason;
+    throw error;
+  }
+}

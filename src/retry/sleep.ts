@@ -1,0 +1,31 @@
+// setTimeout fires at once for delays above 2^31-1 ms, so long waits are chained.
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const end = Date.now() + ms;
+    const arm = (left: number) => {
+      timer = setTimeout(
+        () => {
+          const rest = end - Date.now();
+          if (left > MAX_TIMER_MS && rest > 0) return arm(rest);
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        Math.min(Math.max(0, left), MAX_TIMER_MS),
+      );
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    arm(ms);
+  });
+}

@@ -1,0 +1,196 @@
+import createClient, { type Client } from 'openapi-fetch';
+import type { paths } from '../generated/schema.js';
+import { redact } from './auth.js';
+import { AnimalStoreError } from './errors/AnimalStoreError.js';
+import { ConnectionError } from './errors/ConnectionError.js';
+import { errorFromResponse } from './errors/from-response.js';
+import { ResponseValidationError } from './errors/ResponseValidationError.js';
+import { TimeoutError } from './errors/TimeoutError.js';
+import type { LevelLogger } from './logger.js';
+import { RateLimitGate } from './rate-limit/gate.js';
+import { parseRateLimit, type RateLimitInfo } from './rate-limit/parse.js';
+import { rateLimitWait } from './rate-limit/wait.js';
+import { backoffDelay } from './retry/backoff.js';
+
+/** What openapi-fetch resolves to when asked to parse the body as text. */
+export interface RawResult {
+  data?: string | undefined;
+  error?: unknown;
+  response: Response;
+}
+
+/** One request of one attempt, made with the given signal. */
+export type Call = (api: Client<paths>, signal: AbortSignal) => Promise<RawResult>;
+
+/** Settings of a {@link Transport}. */
+export interface TransportSettings {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly fetch: (input: Request, init?: RequestInit) => Promise<Response>;
+  readonly headers: Headers;
+  readonly maxRetryDelayMs: number;
+  readonly log: LevelLogger;
+}
+
+// setTimeout fires at once above 2^31-1 ms: such a timeout means "no timeout".
+const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * Sends one attempt: bearer injection, per-attempt timeout (body included),
+ * rate-limit bookkeeping, and mapping of every failure to a typed error.
+ */
+export class Transport {
+  readonly api: Client<paths>;
+  readonly gate = new RateLimitGate();
+  readonly #settings: TransportSettings;
+  #rateLimit: RateLimitInfo | undefined;
+
+  constructor(settings: TransportSettings) {
+    this.#settings = settings;
+    const authorization = `Bearer ${settings.apiKey}`;
+    const extra = [...settings.headers];
+    const send = settings.fetch;
+    this.api = createClient<paths>({
+      baseUrl: settings.baseUrl,
+      // Bearer injection at the one place every request leaves through.
+      fetch: (request: Request) => {
+        for (const [name, value] of extra) request.headers.set(name, value);
+        request.headers.set('authorization', authorization);
+        return send(request);
+      },
+    });
+  }
+
+  /** The last `X-RateLimit-*` values seen. */
+  get rateLimit(): RateLimitInfo | undefined {
+    return this.#rateLimit;
+  }
+
+  /** Runs one attempt; resolves to the parsed JSON body of a 2xx response. */
+  async attempt(
+    request: string,
+    call: Call,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<{ body: unknown; status: number }> {
+    const { log } = this.#settings;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer =
+      timeoutMs <= MAX_TIMER_MS
+        ? setTimeout(() => {
+            timedOut = true;
+            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, timeoutMs)
+        : undefined;
+    const forward = () => controller.abort(signal?.reason);
+    signal?.addEventListener('abort', forward, { once: true });
+    const started = log.enabled('debug') ? performance.now() : 0;
+    try {
+      // A custom fetch may ignore the signal: never wait for it past an abort.
+      const aborted = new Promise<never>((_, reject) => {
+        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), {
+          once: true,
+        });
+      });
+      const result = await Promise.race([call(this.api, controller.signal), aborted]);
+      if (started) {
+        const ms = Math.round(performance.now() - started);
+        log.log('debug', `${request} -> ${result.response.status} in ${ms} ms`);
+      }
+      return this.#settle(request, result);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (error instanceof AnimalStoreError) throw error;
+      if (timedOut) {
+        throw new TimeoutError(
+          `${request} timed out after ${timeoutMs} ms (timeoutMs), reading the body included. Raise timeoutMs if the service is slow.`,
+          { cause: error },
+        );
+      }
+      const why = error instanceof Error ? this.#scrub(error.message) : 'unknown failure';
+      throw new ConnectionError(
+        `${request} got no response from ${this.#settings.baseUrl}: ${why}. Check the network and baseUrl.`,
+        { cause: error },
+      );
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forward);
+    }
+  }
+
+  #settle(request: string, result: RawResult): { body: unknown; status: number } {
+    const { response } = result;
+    const now = Date.now();
+    const rateLimit = parseRateLimit(response.headers);
+    if (rateLimit) {
+      this.#rateLimit = rateLimit;
+      if (rateLimit.remaining === 0 && rateLimit.resetAt.getTime() > now) {
+        this.gate.close(
+          rateLimit.resetAt.getTime(),
+          `no requests remain until the rate limit resets at ${rateLimit.resetAt.toISOString()}`,
+          response.headers,
+        );
+      }
+    }
+    if (response.ok)
+      return { body: parseBody(request, result.data, response.status), status: response.status };
+
+    const headers = this.#scrubHeaders(response.headers);
+    const wait = response.status === 429 ? rateLimitWait(headers, now) : undefined;
+    if (response.status === 429) {
+      // Every call of this client now waits too: the service bans keys that keep sending.
+      this.gate.close(
+        now + (wait?.ms ?? backoffDelay(1)),
+        `the service answered 429 Too Many Requests to ${request}`,
+        headers,
+      );
+    }
+    throw errorFromResponse({
+      status: response.status,
+      statusText: response.statusText,
+      headers,
+      body: this.#scrubBody(result.error),
+      request,
+      retryAfterMs: wait?.ms,
+      maxRetryDelayMs: this.#settings.maxRetryDelayMs,
+    });
+  }
+
+  #scrub(text: string): string {
+    return redact(text, this.#settings.apiKey);
+  }
+
+  #scrubHeaders(headers: Headers): Headers {
+    const key = this.#settings.apiKey;
+    let leaks = false;
+    for (const [, value] of headers) if (value.includes(key)) leaks = true;
+    if (!leaks) return headers;
+    const clean = new Headers();
+    for (const [name, value] of headers) clean.append(name, redact(value, key));
+    return clean;
+  }
+
+  #scrubBody(body: unknown): unknown {
+    if (body === undefined) return undefined;
+    if (typeof body === 'string') return this.#scrub(body);
+    const text = JSON.stringify(body);
+    return text.includes(this.#settings.apiKey) ? JSON.parse(this.#scrub(text)) : body;
+  }
+}
+
+function parseBody(request: string, text: string | undefined, status: number): unknown {
+  try {
+    return JSON.parse(text ?? '');
+  } catch (cause) {
+    const excerpt = (text ?? '').slice(0, 80);
+    throw new ResponseValidationError(
+      `The service's response to ${request} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
+      {
+        issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
+        status,
+        cause,
+      },
+    );
+  }
+}
