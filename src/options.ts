@@ -26,80 +26,80 @@ export interface ClientOptions {
    * Your API key, sent as `Authorization: Bearer <apiKey>`.
    * @default process.env.ANIMAL_STORE_API_KEY (where `process` exists)
    */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /**
    * Which environment of the service to call.
    * @default 'production'
    */
-  environment?: Environment;
+  environment?: Environment | undefined;
   /**
    * Base address of the service, ending in `/v1`; overrides `environment`.
    * Plain `http://` is accepted only for loopback hosts unless `allowInsecureHttp` is set.
    * @example 'http://127.0.0.1:4010/v1'
    */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /**
    * Retries after the first attempt; `0` disables retries.
    * @default 2
    */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /**
    * Longest single wait the client accepts. When the service asks for a longer
    * one, the call fails at once with `RateLimitError` instead of waiting.
    * @default 60000
    */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
   /**
    * Time limit of each attempt, reading the body included.
    * @default 30000
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * The `fetch` to send requests with.
    * @default globalThis.fetch
    */
-  fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
+  fetch?: ((input: Request, init?: RequestInit) => Promise<Response>) | undefined;
   /** Extra headers sent with every request. `Authorization` is reserved for the key. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Called before every wait between attempts, to see and log each back-off decision. */
-  onRetry?: (info: RetryInfo) => void;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
   /**
    * How much to log: one line per request at `debug`, one per retry at `info`.
    * @default 'warn'
    */
-  logLevel?: LogLevel;
+  logLevel?: LogLevel | undefined;
   /**
    * Where log lines go.
    * @default console
    */
-  logger?: Logger;
+  logger?: Logger | undefined;
   /**
    * Emit the one-time runtime warning when a deprecated method (`getPet`) is called.
    * @default true
    */
-  deprecationWarnings?: boolean;
+  deprecationWarnings?: boolean | undefined;
   /**
    * Allow a plain `http://` base address on a host other than loopback. The
    * key would travel in clear text; use only behind a trusted network.
    * @default false
    */
-  allowInsecureHttp?: boolean;
+  allowInsecureHttp?: boolean | undefined;
   /**
    * Allow the client to run in a browser. Anyone who can open the page can read
    * a key shipped to it: use this only with per-user keys or behind a proxy.
    * @default false
    */
-  dangerouslyAllowBrowser?: boolean;
+  dangerouslyAllowBrowser?: boolean | undefined;
 }
 
 /** Options accepted by every method as its last argument. */
 export interface RequestOptions {
   /** Aborts the call, also during a back-off wait; the call then rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Overrides the client's `timeoutMs` for this call. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Overrides the client's `maxRetries` for this call. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
 }
 
 /** The defaults, in one place. */

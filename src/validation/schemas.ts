@@ -23,12 +23,15 @@ export const NewPetSchema = z.strictObject(
 );
 
 /** An animal as the service returns it; unknown fields are tolerated and dropped. */
-export const PetSchema = z.object({
-  id: safeInteger('id'),
-  name: z.string('name must be a string'),
-  categoryId: safeInteger('categoryId'),
-  status: z.exactOptional(PetStatusSchema),
-});
+export const PetSchema = z.object(
+  {
+    id: safeInteger('id'),
+    name: z.string('name must be a string'),
+    categoryId: safeInteger('categoryId'),
+    status: z.exactOptional(PetStatusSchema),
+  },
+  'a pet must be a JSON object',
+);
 
 /** The list `listPets` returns. */
 export const PetsSchema = z.array(PetSchema, 'the body must be a JSON array of pets');

@@ -1,0 +1,150 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AnimalStoreError,
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConnectionError,
+  NotFoundError,
+  RateLimitError,
+  RequestValidationError,
+  ResponseValidationError,
+  ServerError,
+  TimeoutError,
+} from '../src/index.js';
+import { apiError, clientWith, json, scriptedFetch } from './helpers/scripted-fetch.js';
+
+const noRetry = { maxRetries: 0 };
+
+async function failure(response: Response | Error, call: 'list' | 'create' | 'get' = 'list') {
+  const client = clientWith(scriptedFetch(response).fetch, noRetry);
+  const run =
+    call === 'list'
+      ? client.listPets()
+      : call === 'create'
+        ? client.createPet({ name: 'Rex', categoryId: 1 })
+        : client.getPet(1);
+  return run.then(
+    () => expect.unreachable('the call should have failed'),
+    (error: unknown) => error as ApiError,
+  );
+}
+
+describe('errors', () => {
+  it.each([
+    [400, BadRequestError, 'create'],
+    [401, AuthenticationError, 'list'],
+    [404, NotFoundError, 'get'],
+    [429, RateLimitError, 'list'],
+    [500, ServerError, 'list'],
+    [503, ServerError, 'create'],
+    [403, ServerError, 'list'],
+    [418, ServerError, 'get'],
+  ] as const)(
+    'maps HTTP %i to %o with status, code, message and headers',
+    async (status, Class, call) => {
+      const error = await failure(apiError(status, { 'x-request-id': 'r-1' }), call);
+      expect(error).toBeInstanceOf(Class);
+      expect(error).toBeInstanceOf(ApiError);
+      expect(error).toBeInstanceOf(AnimalStoreError);
+      expect(error).toBeInstanceOf(Error);
+      expect(error.status).toBe(status);
+      expect(error.code).toBe(`code_${status}`);
+      expect(error.message).toContain(`message ${status}`);
+      expect(error.headers.get('x-request-id')).toBe('r-1');
+      expect(error.name).toBe(Class.name);
+    },
+  );
+
+  it('builds the right class from an HTML 502 page from a proxy', async () => {
+    const html = new Response('<html><body><h1>502 Bad Gateway</h1></body></html>', {
+      status: 502,
+      statusText: 'Bad Gateway',
+      headers: { 'content-type': 'text/html' },
+    });
+    const error = await failure(html);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error.status).toBe(502);
+    expect(error.code).toBe('http_502');
+    expect(error.message).toMatch(/502 Bad Gateway.*text\/html/);
+  });
+
+  it.each([
+    ['an empty body', ''],
+    ['garbage', '}{ not json'],
+    ['JSON of another shape', '{"error":"nope"}'],
+    ['JSON with a wrong field type', '{"code":1,"message":"x","status":404}'],
+  ])('falls back to a code and a message saying what came back for %s', async (_, body) => {
+    const error = await failure(new Response(body, { status: 404 }), 'get');
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.code).toBe('http_404');
+    expect(error.message).toMatch(/HTTP 404/);
+    expect(error.message).toMatch(body ? /not the service's Error JSON/ : /empty body/);
+  });
+
+  it('lets the HTTP status win over a body status that disagrees', async () => {
+    const error = await failure(json({ code: 'x', message: 'm', status: 500 }, 404), 'get');
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.status).toBe(404);
+  });
+
+  it('carries the rate-limit headers of the failed response', async () => {
+    const error = await failure(
+      apiError(401, {
+        'x-ratelimit-limit': '60',
+        'x-ratelimit-remaining': '7',
+        'x-ratelimit-reset': '2000000000',
+      }),
+    );
+    expect(error.rateLimit).toEqual({
+      limit: 60,
+      remaining: 7,
+      resetAt: new Date(2_000_000_000_000),
+    });
+  });
+
+  it('wraps a network failure in ConnectionError, keeping the cause', async () => {
+    const cause = new TypeError('fetch failed');
+    const error = await failure(cause);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error).not.toBeInstanceOf(TimeoutError);
+    expect(error.cause).toBe(cause);
+    expect(error.message).toMatch(/got no response.*fetch failed/);
+  });
+
+  it('gives every error class a literal name that survives bundling', () => {
+    const classes = {
+      AnimalStoreError,
+      ApiError,
+      AuthenticationError,
+      BadRequestError,
+      ConnectionError,
+      NotFoundError,
+      RateLimitError,
+      RequestValidationError,
+      ResponseValidationError,
+      ServerError,
+      TimeoutError,
+    };
+    for (const [name, Class] of Object.entries(classes)) {
+      expect(Class.brand).toBe(name);
+    }
+    expect(new TimeoutError('t').name).toBe('TimeoutError');
+    expect(new RequestValidationError('r', []).name).toBe('RequestValidationError');
+  });
+
+  it('answers instanceof for an error made by another copy of the SDK', () => {
+    const brands = Symbol.for('@animal-store/sdk/error-brands');
+    const foreign = Object.assign(new Error('x'), {
+      [brands]: ['NotFoundError', 'ApiError', 'AnimalStoreError'],
+    });
+    expect(foreign).toBeInstanceOf(NotFoundError);
+    expect(foreign).toBeInstanceOf(ApiError);
+    expect(foreign).toBeInstanceOf(AnimalStoreError);
+    expect(foreign).not.toBeInstanceOf(RateLimitError);
+    expect(new Error('plain')).not.toBeInstanceOf(AnimalStoreError);
+    expect(
+      new ServerError('s', { status: 500, code: 'c', headers: new Headers() }),
+    ).not.toBeInstanceOf(NotFoundError);
+  });
+});

@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { AnimalStoreError, environments, PetsClient } from '../src/index.js';
+import { API_KEY, clientWith, json, scriptedFetch } from './helpers/scripted-fetch.js';
+
+const make = (options: ConstructorParameters<typeof PetsClient>[0]) =>
+  new PetsClient({ apiKey: API_KEY, fetch: scriptedFetch().fetch, ...options });
+
+describe('environments', () => {
+  it('offers production and staging, each ending in /v1', () => {
+    expect(Object.keys(environments).sort()).toEqual(['production', 'staging']);
+    for (const url of Object.values(environments)) expect(url).toMatch(/^https:\/\/.+\/v1$/);
+    expect(Object.isFrozen(environments)).toBe(true);
+  });
+
+  it('uses production by default and staging when asked', () => {
+    expect(make({}).baseUrl).toBe(environments.production);
+    expect(make({ environment: 'staging' }).baseUrl).toBe(environments.staging);
+  });
+
+  it('lets baseUrl override environment and drops a trailing slash', async () => {
+    const stub = scriptedFetch(json([]));
+    const client = clientWith(stub.fetch, {
+      environment: 'staging',
+      baseUrl: 'http://localhost:9/v1/',
+    });
+    expect(client.baseUrl).toBe('http://localhost:9/v1');
+    await client.listPets();
+    expect(stub.received[0]?.request.url).toBe('http://localhost:9/v1/pets');
+  });
+
+  it('refuses an unknown environment', () => {
+    expect(() => make({ environment: 'prod' as 'production' })).toThrow(
+      /Invalid environment "prod"/,
+    );
+  });
+});
+
+describe('baseUrl checks', () => {
+  it.each([
+    'http://127.0.0.1:4010/v1',
+    'http://localhost/v1',
+    'http://[::1]:80/v1',
+    'https://api.example.com/v1',
+  ])('accepts %s', (baseUrl) => {
+    expect(make({ baseUrl }).baseUrl).toBe(baseUrl.replace(':80/', '/'));
+  });
+
+  it.each([
+    ['plain http to a remote host', 'http://api.example.com/v1', /clear text/],
+    ['a relative path outside a browser', '/v1', /Invalid baseUrl/],
+    ['another protocol', 'ftp://example.com/v1', /protocol/],
+    ['credentials in the URL', 'https://user:pw@example.com/v1', /credentials/],
+    ['a query', 'https://example.com/v1?x=1', /query/],
+  ])('refuses %s', (_, baseUrl, message) => {
+    expect(() => make({ baseUrl })).toThrow(AnimalStoreError);
+    expect(() => make({ baseUrl })).toThrow(message);
+  });
+
+  it('accepts plain http to a remote host when the caller opts in', () => {
+    expect(make({ baseUrl: 'http://10.0.0.5/v1', allowInsecureHttp: true }).baseUrl).toBe(
+      'http://10.0.0.5/v1',
+    );
+  });
+});
+
+describe('other options', () => {
+  it.each([
+    [{ maxRetries: -1 }, /maxRetries/],
+    [{ maxRetries: 1.5 }, /maxRetries/],
+    [{ timeoutMs: 0 }, /timeoutMs/],
+    [{ maxRetryDelayMs: Number.NaN }, /maxRetryDelayMs/],
+    [{ headers: { Authorization: 'Bearer other' } }, /Authorization is set from apiKey/],
+    [{ headers: { 'x-bad': 'a\nb' } }, /Invalid header/],
+    [{ onRetry: 'log' as never }, /onRetry/],
+  ])('refuses %o at construction', (options, message) => {
+    expect(() => make(options)).toThrow(message);
+  });
+
+  it('sends extra headers on every request', async () => {
+    const stub = scriptedFetch(json([]), json([]));
+    const client = clientWith(stub.fetch, { headers: { 'x-trace': '1' } });
+    await client.listPets();
+    await client.listPets();
+    expect(stub.received.map((r) => r.request.headers.get('x-trace'))).toEqual(['1', '1']);
+  });
+
+  it('refuses invalid per-call options before sending', async () => {
+    const stub = scriptedFetch(json([]));
+    await expect(clientWith(stub.fetch).listPets({}, { maxRetries: -2 })).rejects.toThrow(
+      /maxRetries/,
+    );
+    await expect(clientWith(stub.fetch).listPets({}, { timeoutMs: -5 })).rejects.toThrow(
+      /timeoutMs/,
+    );
+    expect(stub.received).toHaveLength(0);
+  });
+
+  it('uses globalThis.fetch when no fetch is given', async () => {
+    const original = globalThis.fetch;
+    const stub = scriptedFetch(json([]));
+    globalThis.fetch = stub.fetch as typeof fetch;
+    try {
+      await new PetsClient({ apiKey: API_KEY, baseUrl: 'http://127.0.0.1:1/v1' }).listPets();
+    } finally {
+      globalThis.fetch = original;
+    }
+    expect(stub.received).toHaveLength(1);
+  });
+});

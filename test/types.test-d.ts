@@ -1,0 +1,67 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import type * as z from 'zod/mini';
+import type { components } from '../generated/schema.js';
+import type {
+  ListPetsParams,
+  NewPet,
+  Pet,
+  PetStatus,
+  PetsClient,
+  RequestOptions,
+} from '../src/index.js';
+import type {
+  ErrorSchema,
+  NewPetSchema,
+  PetSchema,
+  PetStatusSchema,
+  PetsSchema,
+} from '../src/validation/schemas.js';
+
+type Schemas = components['schemas'];
+
+describe('schemas match the generated types', () => {
+  it('infers exactly the generated type from each Zod schema', () => {
+    expectTypeOf<z.output<typeof PetSchema>>().toEqualTypeOf<{
+      [K in keyof Schemas['Pet']]: Schemas['Pet'][K];
+    }>();
+    expectTypeOf<z.output<typeof PetsSchema>>().toEqualTypeOf<z.output<typeof PetSchema>[]>();
+    expectTypeOf<z.output<typeof PetsSchema>>().toMatchTypeOf<Schemas['Pets']>();
+    expectTypeOf<Schemas['Pets']>().toMatchTypeOf<z.output<typeof PetsSchema>>();
+    expectTypeOf<z.output<typeof NewPetSchema>>().toEqualTypeOf<Schemas['NewPet']>();
+    expectTypeOf<z.output<typeof ErrorSchema>>().toEqualTypeOf<Schemas['Error']>();
+    expectTypeOf<z.output<typeof PetStatusSchema>>().toEqualTypeOf<Schemas['PetStatus']>();
+  });
+});
+
+describe('public types', () => {
+  it('derives Pet, NewPet, PetStatus and ListPetsParams from the generated types', () => {
+    expectTypeOf<PetStatus>().toEqualTypeOf<'available' | 'pending' | 'sold'>();
+    expectTypeOf<Pet['id']>().toEqualTypeOf<number>();
+    expectTypeOf<NewPet>().not.toHaveProperty('id');
+    expectTypeOf<ListPetsParams>().toEqualTypeOf<{ limit?: number; status?: PetStatus }>();
+  });
+
+  it('types the methods end to end', () => {
+    expectTypeOf<PetsClient['listPets']>().returns.toEqualTypeOf<Promise<Pet[]>>();
+    expectTypeOf<PetsClient['createPet']>().returns.toEqualTypeOf<Promise<Pet>>();
+    expectTypeOf<PetsClient['getPet']>().parameter(0).toEqualTypeOf<number>();
+    expectTypeOf<PetsClient['getPet']>().parameter(1).toEqualTypeOf<RequestOptions | undefined>();
+  });
+
+  it('refuses wrong input at compile time', () => {
+    const client = {} as PetsClient;
+    const check = () => {
+      // @ts-expect-error categoryId is required
+      void client.createPet({ name: 'x' });
+      // @ts-expect-error the service assigns id
+      void client.createPet({ name: 'x', categoryId: 1, id: 2 });
+      // @ts-expect-error status is one of three values
+      void client.listPets({ status: 'adopted' });
+      // @ts-expect-error limit is a number
+      void client.listPets({ limit: '10' });
+      // @ts-expect-error petId is a number
+      void client.getPet('1');
+    };
+    expectTypeOf(check).toBeFunction();
+  });
+});
