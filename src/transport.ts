@@ -9,7 +9,7 @@ import { TimeoutError } from './errors/TimeoutError.js';
 import type { LevelLogger } from './logger.js';
 import { RateLimitGate } from './rate-limit/gate.js';
 import { parseRateLimit, type RateLimitInfo } from './rate-limit/parse.js';
-import { rateLimitWait } from './rate-limit/wait.js';
+import { rateLimitWait, resetWait } from './rate-limit/wait.js';
 import { backoffDelay } from './retry/backoff.js';
 
 /** What openapi-fetch resolves to when asked to parse the body as text. */
@@ -108,7 +108,7 @@ export class Transport {
           { cause: error },
         );
       }
-      const why = error instanceof Error ? this.#scrub(error.message) : 'unknown failure';
+      const why = error instanceof Error ? this.#scrub(describeFailure(error)) : 'unknown failure';
       throw new ConnectionError(
         `${request} got no response from ${this.#settings.baseUrl}: ${why}. Check the network and baseUrl.`,
         { cause: error },
@@ -125,9 +125,10 @@ export class Transport {
     const rateLimit = parseRateLimit(response.headers);
     if (rateLimit) {
       this.#rateLimit = rateLimit;
-      if (rateLimit.remaining === 0 && rateLimit.resetAt.getTime() > now) {
+      const untilReset = rateLimit.remaining === 0 ? resetWait(response.headers, now) : undefined;
+      if (untilReset !== undefined) {
         this.gate.close(
-          rateLimit.resetAt.getTime(),
+          now + untilReset,
           `no requests remain until the rate limit resets at ${rateLimit.resetAt.toISOString()}`,
           response.headers,
         );
@@ -193,4 +194,11 @@ function parseBody(request: string, text: string | undefined, status: number): u
       },
     );
   }
+}
+
+// undici says only "fetch failed" and keeps the reason (ECONNREFUSED…) in `cause`.
+function describeFailure(error: Error): string {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = cause?.code ?? cause?.message;
+  return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
 }

@@ -102,3 +102,24 @@ describe('decideRetry', () => {
     expect(decideRetry(odd, 'GET', 1, now)).toBeUndefined();
   });
 });
+
+describe('clock skew', () => {
+  it('measures X-RateLimit-Reset and HTTP-date Retry-After against the server’s Date when the clocks disagree', () => {
+    const serverTime = now + 3_600_000;
+    const headers = new Headers({
+      date: new Date(serverTime).toUTCString(),
+      'x-ratelimit-reset': String(serverTime / 1000 + 5),
+    });
+    expect(rateLimitWait(headers, now)).toEqual({ ms: 5000, source: 'rate-limit-reset' });
+    headers.set('retry-after', new Date(serverTime + 7000).toUTCString());
+    expect(rateLimitWait(headers, now)).toEqual({ ms: 7000, source: 'retry-after' });
+  });
+
+  it('keeps the local clock when Date is within two seconds of it', () => {
+    const headers = new Headers({
+      date: new Date(now - 1500).toUTCString(),
+      'x-ratelimit-reset': String(now / 1000 + 5),
+    });
+    expect(rateLimitWait(headers, now)).toEqual({ ms: 5000, source: 'rate-limit-reset' });
+  });
+});

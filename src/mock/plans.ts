@@ -1,0 +1,16 @@
+/** Requests allowed per minute and per day. */
+export interface RateLimits {
+  readonly perMinute: number;
+  readonly perDay: number;
+}
+
+/** The plans of the interface document (section 8.2). */
+export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
+
+/** Limits of each plan; Enterprise is custom, so it takes `limits` (these are only its defaults). */
+export const PLAN_LIMITS: Readonly<Record<Plan, RateLimits>> = Object.freeze({
+  free: { perMinute: 60, perDay: 1_000 },
+  pro: { perMinute: 300, perDay: 10_000 },
+  business: { perMinute: 1_000, perDay: 100_000 },
+  enterprise: { perMinute: 10_000, perDay: 1_000_000 },
+});

@@ -1,0 +1,105 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createMockService, type MockService, type MockServiceOptions } from './service.js';
+
+/** Options of {@link startMockServer}. */
+export interface MockServerOptions extends Omit<MockServiceOptions, 'baseUrl'> {
+  /**
+   * Port to listen on; `0` picks a free one.
+   * @default 0
+   */
+  port?: number | undefined;
+  /**
+   * Loopback address to listen on.
+   * @default '127.0.0.1'
+   */
+  host?: string | undefined;
+}
+
+/** A running mock server. */
+export interface MockServer {
+  /** Base address to pass as `baseUrl`, e.g. `http://127.0.0.1:43123/v1`. */
+  readonly url: string;
+  /** The service behind it, to seed, inspect or reset. */
+  readonly service: MockService;
+  /** Stops the server and closes open connections. */
+  close(): Promise<void>;
+}
+
+const CORS_HEADERS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, POST, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, *',
+  'access-control-expose-headers':
+    'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset',
+  'access-control-max-age': '600',
+};
+
+async function toRequest(incoming: IncomingMessage, origin: string): Promise<Request> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(incoming.headers)) {
+    if (typeof value === 'string') headers.set(name, value);
+    else if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+  }
+  const method = incoming.method ?? 'GET';
+  const body = method === 'GET' || method === 'HEAD' ? null : new Uint8Array(Buffer.concat(chunks));
+  return new Request(new URL(incoming.url ?? '/', origin), { method, headers, body });
+}
+
+async function send(response: Response, outgoing: ServerResponse): Promise<void> {
+  const headers: Record<string, string> = { ...CORS_HEADERS };
+  response.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  headers['content-length'] = String(body.length);
+  outgoing.writeHead(response.status, headers);
+  outgoing.end(body);
+}
+
+/**
+ * Starts the mock service as a real HTTP server on loopback, with CORS so a
+ * browser page can call it. Node.js only.
+ *
+ * @example
+ * ```ts
+ * const server = await startMockServer({ port: 0, apiKeys: ['test-key'] });
+ * const client = new PetsClient({ apiKey: 'test-key', baseUrl: server.url });
+ * await server.close();
+ * ```
+ */
+export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  const { createServer } = await import('node:http');
+  const host = options.host ?? '127.0.0.1';
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const service = createMockService({ ...options, baseUrl: `${origin}/v1` });
+  server.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const answer =
+      incoming.method === 'OPTIONS'
+        ? Promise.resolve(new Response(null, { status: 204 }))
+        : toRequest(incoming, origin).then(service.handle);
+    answer
+      .then((response) => send(response, outgoing))
+      .catch((error: unknown) => {
+        outgoing.writeHead(500, { 'content-type': 'text/plain', ...CORS_HEADERS });
+        outgoing.end(`mock server failure: ${String(error)}`);
+      });
+  });
+  return {
+    url: service.baseUrl,
+    service,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}

@@ -1,0 +1,207 @@
+import type { NewPet, Pet, PetStatus } from '../types.js';
+import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
+import { RateLimiter, type WindowState } from './rate-limiter.js';
+
+/** Options of the mock service, shared by {@link createHandlers} and {@link startMockServer}. */
+export interface MockServiceOptions {
+  /**
+   * Keys accepted as `Authorization: Bearer <key>`; any other gets 401.
+   * @default any non-empty bearer token is accepted
+   */
+  apiKeys?: readonly string[] | undefined;
+  /**
+   * Rate-limit plan of section 8.2 of the interface document.
+   * @default 'free' (60 per minute, 1,000 per day)
+   */
+  plan?: Plan | undefined;
+  /** Custom limits (the Enterprise plan's, or any plan's, overridden). */
+  limits?: Partial<RateLimits> | undefined;
+  /**
+   * Animals the store starts with (and returns to on `reset()`). Those without
+   * `id` get one assigned.
+   * @default three sample animals
+   */
+  seed?: ReadonlyArray<NewPet & { id?: number }> | undefined;
+  /**
+   * The clock, in epoch milliseconds; inject one to test time-dependent behaviour.
+   * @default Date.now
+   */
+  now?: (() => number) | undefined;
+  /**
+   * Base address the service answers under; only its path matters to routing.
+   * @default 'https://api.animal-store.example/v1'
+   */
+  baseUrl?: string | undefined;
+}
+
+/** The in-memory Animal Store, answering Fetch API requests. */
+export interface MockService {
+  /** Answers one request as the real service would. */
+  handle(request: Request): Promise<Response>;
+  /** Animals in the store now, in creation order. */
+  readonly pets: readonly Pet[];
+  /** Adds animals directly (ids assigned when missing); returns them. */
+  seed(pets: ReadonlyArray<NewPet & { id?: number }>): Pet[];
+  /** Restores the seed and forgets every rate-limit counter. */
+  reset(): void;
+  /** The base address the service answers under. */
+  readonly baseUrl: string;
+}
+
+/** Three sample animals, the default seed. */
+export const SAMPLE_PETS: readonly Pet[] = Object.freeze([
+  { id: 1, name: 'Rex', categoryId: 1, status: 'available' },
+  { id: 2, name: 'Tom', categoryId: 2, status: 'pending' },
+  { id: 3, name: 'Polly', categoryId: 3, status: 'sold' },
+]);
+
+const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
+
+function isPetStatus(value: unknown): value is PetStatus {
+  return typeof value === 'string' && (STATUSES as readonly string[]).includes(value);
+}
+
+function problem(status: number, code: string, message: string, headers: Headers): Response {
+  headers.set('content-type', 'application/json');
+  return new Response(JSON.stringify({ code, message, status }), { status, headers });
+}
+
+function newPetProblems(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return 'the body must be a JSON object with name and categoryId';
+  }
+  const { name, categoryId, status } = body as Record<string, unknown>;
+  if (typeof name !== 'string') return 'name is required and must be a string';
+  if (typeof categoryId !== 'number' || !Number.isSafeInteger(categoryId)) {
+    return 'categoryId is required and must be an integer';
+  }
+  if (status !== undefined && !isPetStatus(status)) {
+    return "status must be one of 'available', 'pending', 'sold'";
+  }
+  return undefined;
+}
+
+function parseLimit(raw: string | null): number {
+  // The spec declares no 400 for listPets: out-of-range limits are clamped, not refused.
+  if (raw === null || !/^-?\d+$/.test(raw)) return 20;
+  return Math.min(100, Math.max(1, Number(raw)));
+}
+
+/**
+ * Creates the in-memory service: bearer check (401), request validation (400),
+ * 404, `status` filter and `limit`, id assignment, `X-RateLimit-*` on every
+ * response and per-plan rate limiting answering 429 with `Retry-After`.
+ */
+export function createMockService(options: MockServiceOptions = {}): MockService {
+  const now = options.now ?? Date.now;
+  const baseUrl = (options.baseUrl ?? 'https://api.animal-store.example/v1').replace(/\/+$/, '');
+  const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
+  const limits = { ...PLAN_LIMITS[options.plan ?? 'free'], ...options.limits };
+  const limiter = new RateLimiter(limits);
+  const keys = options.apiKeys ? new Set(options.apiKeys) : undefined;
+  const initial = options.seed ?? SAMPLE_PETS;
+  let pets: Pet[] = [];
+  let nextId = 1;
+
+  const add = (pet: NewPet & { id?: number }): Pet => {
+    const id = pet.id ?? nextId;
+    nextId = Math.max(nextId, id + 1);
+    const stored: Pet = { id, name: pet.name, categoryId: pet.categoryId };
+    if (pet.status !== undefined) stored.status = pet.status;
+    pets.push(stored);
+    return stored;
+  };
+  const seed = (list: ReadonlyArray<NewPet & { id?: number }>) => list.map(add);
+  const reset = () => {
+    pets = [];
+    nextId = 1;
+    limiter.reset();
+    seed(initial);
+  };
+  reset();
+
+  const rateHeaders = (state: WindowState, at: number): Headers =>
+    new Headers({
+      date: new Date(at).toUTCString(),
+      'x-ratelimit-limit': String(state.limit),
+      'x-ratelimit-remaining': String(state.remaining),
+      'x-ratelimit-reset': String(Math.ceil(state.resetAt / 1000)),
+    });
+
+  const route = async (request: Request, path: string, headers: Headers): Promise<Response> => {
+    const ok = (body: unknown, status = 200) => {
+      headers.set('content-type', 'application/json');
+      return new Response(JSON.stringify(body), { status, headers });
+    };
+    if (path === '/pets' && request.method === 'GET') {
+      const url = new URL(request.url);
+      const status = url.searchParams.get('status');
+      const limit = parseLimit(url.searchParams.get('limit'));
+      const matching = status === null ? pets : pets.filter((p) => p.status === status);
+      return ok(matching.slice(0, limit));
+    }
+    if (path === '/pets' && request.method === 'POST') {
+      let body: unknown;
+      try {
+        body = JSON.parse(await request.text());
+      } catch {
+        return problem(400, 'invalid_body', 'the body must be valid JSON', headers);
+      }
+      const why = newPetProblems(body);
+      if (why) return problem(400, 'invalid_body', why, headers);
+      const { name, categoryId, status } = body as NewPet;
+      return ok(
+        add(status === undefined ? { name, categoryId } : { name, categoryId, status }),
+        201,
+      );
+    }
+    const match = /^\/pets\/([^/]+)$/.exec(path);
+    if (match && request.method === 'GET') {
+      const id = /^-?\d+$/.test(match[1]!) ? Number(match[1]) : Number.NaN;
+      const pet = pets.find((p) => p.id === id);
+      return pet ? ok(pet) : problem(404, 'not_found', `no animal has id ${match[1]}`, headers);
+    }
+    return problem(
+      404,
+      'not_found',
+      `${request.method} ${path} is not part of this service`,
+      headers,
+    );
+  };
+
+  const handle = async (request: Request): Promise<Response> => {
+    const at = now();
+    const url = new URL(request.url);
+    const path = url.pathname.startsWith(basePath)
+      ? url.pathname.slice(basePath.length)
+      : url.pathname;
+    const auth = request.headers.get('authorization') ?? '';
+    const token = /^Bearer (\S+)$/.exec(auth)?.[1];
+    if (!token || (keys && !keys.has(token))) {
+      const headers = rateHeaders(limiter.peek(`anonymous:${token ?? ''}`, at), at);
+      return problem(401, 'unauthorized', 'the API key is missing or invalid', headers);
+    }
+    const { allowed, state } = limiter.take(token, at);
+    const headers = rateHeaders(state, at);
+    if (!allowed) {
+      headers.set('retry-after', String(Math.max(1, Math.ceil((state.resetAt - at) / 1000))));
+      return problem(
+        429,
+        'rate_limited',
+        `rate limit of ${state.limit} requests exceeded`,
+        headers,
+      );
+    }
+    return route(request, path, headers);
+  };
+
+  return {
+    handle,
+    get pets() {
+      return pets.map((p) => ({ ...p }));
+    },
+    seed,
+    reset,
+    baseUrl,
+  };
+}

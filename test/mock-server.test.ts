@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { PetsClient, RateLimitError, type RetryInfo } from '../src/index.js';
+import { SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
+
+describe('loopback mock server', () => {
+  it('makes concurrent calls wait out Retry-After and succeed (real clock)', async () => {
+    // Put the mock's clock one second before the end of its minute window.
+    const offset = 59_000 - (Date.now() % 60_000);
+    const mock = await startMockServer({
+      plan: 'enterprise',
+      limits: { perMinute: 1 },
+      now: () => Date.now() + offset,
+    });
+    try {
+      const retries: RetryInfo[] = [];
+      const sdk = new PetsClient({
+        apiKey: 'k',
+        baseUrl: mock.url,
+        onRetry: (i) => retries.push(i),
+        logLevel: 'off',
+      });
+      const started = Date.now();
+      const results = await Promise.all([sdk.listPets(), sdk.listPets()]);
+      expect(results).toEqual([SAMPLE_PETS, SAMPLE_PETS]);
+      expect(retries).toHaveLength(1);
+      expect(retries[0]?.reason).toBe('retry-after');
+      expect(retries[0]?.delayMs).toBe(1000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    } finally {
+      await mock.close();
+    }
+  });
+
+  it('turns an exhausted daily limit into a fast RateLimitError without another request', async () => {
+    const mock = await startMockServer({ limits: { perMinute: 5, perDay: 1 } });
+    try {
+      const sdk = new PetsClient({ apiKey: 'k', baseUrl: mock.url, logLevel: 'off' });
+      await sdk.listPets();
+      const started = Date.now();
+      const error = await sdk.listPets().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RateLimitError);
+      expect(Date.now() - started).toBeLessThan(1000);
+      expect(sdk.rateLimit?.remaining).toBe(0);
+    } finally {
+      await mock.close();
+    }
+  });
+
+  it('answers CORS preflights and exposes the rate-limit headers', async () => {
+    const mock = await startMockServer();
+    try {
+      const preflight = await fetch(`${mock.url}/pets`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'http://localhost:5173',
+          'access-control-request-headers': 'authorization',
+        },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-headers')).toMatch(/authorization/);
+      const response = await fetch(`${mock.url}/pets`, { headers: { authorization: 'Bearer k' } });
+      expect(response.headers.get('access-control-expose-headers')).toMatch(
+        /x-ratelimit-remaining/,
+      );
+      expect(mock.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+    } finally {
+      await mock.close();
+    }
+  });
+
+  it('listens on the port it is given', async () => {
+    const first = await startMockServer({ port: 0 });
+    const port = Number(new URL(first.url).port);
+    await first.close();
+    const second = await startMockServer({ port });
+    try {
+      expect(second.url).toBe(`http://127.0.0.1:${port}/v1`);
+    } finally {
+      await second.close();
+    }
+  });
+});

@@ -1,0 +1,126 @@
+import { setupServer } from 'msw/node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { AuthenticationError, NotFoundError, PetsClient } from '../src/index.js';
+import { createHandlers, createMockService, SAMPLE_PETS } from '../src/mock/index.js';
+
+const BASE = 'https://api.animal-store.example/v1';
+const handlers = createHandlers({ apiKeys: ['test-key'], plan: 'free' });
+const server = setupServer(...handlers);
+
+beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
+afterEach(() => {
+  server.resetHandlers();
+  handlers.service.reset();
+});
+afterAll(() => server.close());
+
+const client = (apiKey = 'test-key') =>
+  new PetsClient({ apiKey, maxRetries: 0, logLevel: 'off', deprecationWarnings: false });
+
+describe('msw handlers', () => {
+  it('serve the production base address by default, with the sample animals', async () => {
+    expect(await client().listPets()).toEqual(SAMPLE_PETS);
+  });
+
+  it('filter by status and cap by limit', async () => {
+    handlers.service.seed(
+      Array.from({ length: 130 }, (_, i) => ({
+        name: `p${i}`,
+        categoryId: 1,
+        status: 'available' as const,
+      })),
+    );
+    expect(await client().listPets({ status: 'sold' })).toEqual([SAMPLE_PETS[2]]);
+    expect(await client().listPets()).toHaveLength(20);
+    expect(await client().listPets({ limit: 100 })).toHaveLength(100);
+    expect(await client().listPets({ limit: 5, status: 'available' })).toHaveLength(5);
+  });
+
+  it('assign ids on creation and serve the animal back', async () => {
+    const created = await client().createPet({ name: 'Kit', categoryId: 2 });
+    expect(created).toEqual({ id: 4, name: 'Kit', categoryId: 2 });
+    expect(await client().getPet(created.id)).toEqual(created);
+    expect(handlers.service.pets).toContainEqual(created);
+  });
+
+  it('answer 401 to an unknown key and 404 to an unknown id', async () => {
+    await expect(client('wrong').listPets()).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(client().getPet(999)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('answer 400 to a body the service would refuse', async () => {
+    const response = await fetch(`${BASE}/pets`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer test-key', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'NoCategory' }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ code: 'invalid_body', status: 400 });
+  });
+
+  it('reset to the seed', async () => {
+    await client().createPet({ name: 'Kit', categoryId: 2 });
+    handlers.service.reset();
+    expect(handlers.service.pets).toEqual(SAMPLE_PETS);
+  });
+});
+
+describe('rate limiting', () => {
+  it('allows 60 a minute on the free plan, then 429 with Retry-After until the next minute', async () => {
+    let now = Date.UTC(2026, 0, 1, 12, 0, 15);
+    const service = createMockService({ plan: 'free', now: () => now });
+    const get = () =>
+      service.handle(new Request(`${BASE}/pets`, { headers: { authorization: 'Bearer k' } }));
+    for (let i = 0; i < 60; i++) expect((await get()).status).toBe(200);
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('45');
+    expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
+    expect(limited.headers.get('x-ratelimit-reset')).toBe(
+      String(Date.UTC(2026, 0, 1, 12, 1, 0) / 1000),
+    );
+    now += 45_000;
+    const after = await get();
+    expect(after.status).toBe(200);
+    expect(after.headers.get('x-ratelimit-remaining')).toBe('59');
+  });
+
+  it.each([
+    ['pro', 300],
+    ['business', 1000],
+  ] as const)('allows %s its %i a minute', async (plan, perMinute) => {
+    const service = createMockService({ plan, now: () => 0 });
+    const response = await service.handle(
+      new Request(`${BASE}/pets`, { headers: { authorization: 'Bearer k' } }),
+    );
+    expect(response.headers.get('x-ratelimit-limit')).toBe(String(perMinute));
+  });
+
+  it('enforces the daily limit across minutes and reports it once it binds', async () => {
+    let now = Date.UTC(2026, 0, 1, 0, 0, 0);
+    const service = createMockService({
+      plan: 'enterprise',
+      limits: { perMinute: 50, perDay: 100 },
+      now: () => now,
+    });
+    const get = () =>
+      service.handle(new Request(`${BASE}/pets`, { headers: { authorization: 'Bearer k' } }));
+    for (let minute = 0; minute < 2; minute++) {
+      for (let i = 0; i < 50; i++) expect((await get()).status).toBe(200);
+      now += 60_000;
+    }
+    const limited = await get();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('x-ratelimit-limit')).toBe('100');
+    expect(Number(limited.headers.get('retry-after'))).toBe(86_400 - 120);
+  });
+
+  it('counts each key separately', async () => {
+    const service = createMockService({ limits: { perMinute: 1 }, now: () => 0 });
+    const get = (key: string) =>
+      service.handle(new Request(`${BASE}/pets`, { headers: { authorization: `Bearer ${key}` } }));
+    expect((await get('a')).status).toBe(200);
+    expect((await get('a')).status).toBe(429);
+    expect((await get('b')).status).toBe(200);
+  });
+});
