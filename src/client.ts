@@ -34,6 +34,18 @@ function isBrowser(): boolean {
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined';
 }
 
+let warnedBrowser = false;
+
+function warnBrowserOnce(log: LevelLogger): void {
+  if (warnedBrowser) return;
+  warnedBrowser = true;
+  log.log(
+    'warn',
+    'PetsClient is running in a browser: every visitor can read the API key in this page. ' +
+      'Use a per-user key or call the API through your server; pass dangerouslyAllowBrowser: true to silence this warning.',
+  );
+}
+
 /**
  * Client of the Animal Store API.
  *
@@ -59,12 +71,6 @@ export class PetsClient {
    */
   constructor(options: ClientOptions = {}) {
     const apiKey = resolveApiKey(options.apiKey);
-    if (isBrowser() && !options.dangerouslyAllowBrowser) {
-      throw new AnimalStoreError(
-        'PetsClient refuses to run in a browser by default: every visitor could read the API key. ' +
-          'Call the API from your server, or pass dangerouslyAllowBrowser: true with a per-user key or behind a proxy.',
-      );
-    }
     this.baseUrl = resolveBaseUrl(options);
     this.#maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULTS.maxRetries, 'maxRetries');
     this.#maxRetryDelayMs = checkDuration(
@@ -79,6 +85,7 @@ export class PetsClient {
     this.#onRetry = options.onRetry;
     this.#log = new LevelLogger(checkLogLevel(options.logLevel), options.logger ?? console, apiKey);
     this.#deprecationWarnings = options.deprecationWarnings ?? true;
+    if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(this.#log);
     if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {
       throw new AnimalStoreError(
         'No fetch available: pass a fetch implementation as the fetch option.',

@@ -85,8 +85,9 @@ export interface ClientOptions {
    */
   allowInsecureHttp?: boolean | undefined;
   /**
-   * Allow the client to run in a browser. Anyone who can open the page can read
-   * a key shipped to it: use this only with per-user keys or behind a proxy.
+   * Confirms that running in a browser is intended, which silences the one-time
+   * warning. Anyone who can open the page can read a key shipped to it: use
+   * this only with per-user keys or behind a proxy.
    * @default false
    */
   dangerouslyAllowBrowser?: boolean | undefined;
