@@ -19,7 +19,7 @@ describe('browser use', () => {
     const warn = vi.fn();
     const logger = { warn, error: vi.fn(), info: vi.fn(), debug: vi.fn() };
     const options = {
-      apiKey: 'k',
+      apiKey: 'sk_browser_123456',
       baseUrl: 'https://x.example/v1',
       fetch: scriptedFetch().fetch,
       logger,
