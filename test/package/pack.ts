@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** The repository root. */
+export const root = new URL('../../', import.meta.url).pathname;
+
+/** Packs the package as users receive it (building first, via prepack); returns the tarball path. */
+export function packTarball(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-pack-'));
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const file = readdirSync(dir).find((name) => name.endsWith('.tgz'));
+  if (!file) throw new Error(`npm pack wrote no tarball into ${dir}`);
+  return join(dir, file);
+}
+
+/** Installs `packages` into a fresh temporary project; returns its directory. */
+export function installInto(
+  packages: string[],
+  prefix: string,
+  type: 'module' | 'commonjs' = 'module',
+): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
+  execFileSync('npm', ['pkg', 'set', `type=${type}`], { cwd: dir, stdio: 'ignore' });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', ...packages], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return dir;
+}
