@@ -4,7 +4,7 @@
 export { PetsClient } from './client.js';
 export { type Environment, environments } from './environments.js';
 export { AnimalStoreError } from './errors/AnimalStoreError.js';
-export { ApiError } from './errors/ApiError.js';
+export { ApiError, type ApiErrorDetails } from './errors/ApiError.js';
 export { AuthenticationError } from './errors/AuthenticationError.js';
 export { BadRequestError } from './errors/BadRequestError.js';
 export { ConnectionError } from './errors/ConnectionError.js';

@@ -30,7 +30,7 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-methods': 'GET, POST, OPTIONS',
   'access-control-allow-headers': 'authorization, content-type, *',
   'access-control-expose-headers':
-    'retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset',
+    'date, retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset',
   'access-control-max-age': '600',
 };
 

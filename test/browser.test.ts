@@ -1,0 +1,138 @@
+import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MockServer, startMockServer } from '../src/mock/index.js';
+
+// Drives Debian's Chromium (headless, through playwright-core) against a page
+// that bundles the built SDK and calls the loopback mock on another origin.
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+const inCI = process.env.CI === 'true';
+
+if (!available && !inCI) {
+  console.warn(
+    `Skipping the browser test: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH).`,
+  );
+}
+
+const PAGE_SCRIPT = `
+import { PetsClient, NotFoundError } from ${JSON.stringify(fileURLToPath(new URL('../dist/index.js', import.meta.url)))};
+const baseUrl = new URLSearchParams(location.search).get('api');
+const run = async () => {
+  const retries = [];
+  const client = new PetsClient({ apiKey: 'browser-key', baseUrl, dangerouslyAllowBrowser: true,
+    deprecationWarnings: false, logLevel: 'info', onRetry: (i) => retries.push(i.reason) });
+  const listed = await client.listPets({ status: 'available' });
+  const created = await client.createPet({ name: 'Chrome', categoryId: 9 });
+  const fetched = await client.getPet(created.id);
+  const missing = await client.getPet(424242).catch((e) => e instanceof NotFoundError);
+  const burst = await Promise.all([1, 2, 3].map(() => client.listPets({ limit: 1 })));
+  return { listed: listed.length, created, fetched, missing, burst: burst.length, retries, rateLimit: client.rateLimit && client.rateLimit.limit };
+};
+run().then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e && e.stack || e) }; });
+`;
+
+let page: Server | undefined;
+let pageUrl = '';
+let mock: MockServer | undefined;
+
+beforeAll(async () => {
+  if (!available) return;
+  const bundle = await build({
+    stdin: { contents: PAGE_SCRIPT, resolveDir: process.cwd(), loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+  });
+  const script = bundle.outputFiles[0]!.text;
+  page = createServer((request, response) => {
+    if (request.url?.startsWith('/app.js')) {
+      response.writeHead(200, { 'content-type': 'text/javascript' });
+      response.end(script);
+    } else {
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end(
+        '<!doctype html><title>sdk</title><script type="module" src="/app.js"></script>',
+      );
+    }
+  });
+  await new Promise<void>((resolve) => page!.listen(0, '127.0.0.1', resolve));
+  const address = page.address();
+  pageUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`;
+  // Five requests a minute, with the mock's clock 55 s into its minute: the
+  // burst gets a 429 whose Retry-After is short.
+  const offset = 55_000 - (Date.now() % 60_000);
+  mock = await startMockServer({
+    plan: 'enterprise',
+    limits: { perMinute: 5 },
+    now: () => Date.now() + offset,
+  });
+});
+
+afterAll(async () => {
+  await mock?.close();
+  await new Promise((resolve) => (page ? page.close(resolve) : resolve(undefined)));
+});
+
+describe.runIf(available || inCI)('in a real browser (headless Chromium)', () => {
+  it('lists, creates and gets animals, and waits out a 429, across origins', async () => {
+    expect(available, `CI must run the browser test: install Chromium at ${CHROMIUM}`).toBe(true);
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+    try {
+      const tab = await browser.newPage();
+      const errors: string[] = [];
+      const logs: string[] = [];
+      tab.on('pageerror', (error) => errors.push(String(error)));
+      tab.on('requestfailed', (request) =>
+        errors.push(`${request.url()}: ${request.failure()?.errorText}`),
+      );
+      tab.on('console', (message) => logs.push(message.text()));
+      await tab.goto(`${pageUrl}?api=${encodeURIComponent(mock!.url)}`);
+      await tab
+        .waitForFunction(
+          () => (window as { __result?: unknown }).__result !== undefined,
+          undefined,
+          { timeout: 15_000 },
+        )
+        .catch((error: unknown) => {
+          throw new Error(
+            `the page did not finish: ${String(error)}\n${[...errors, ...logs].join('\n')}`,
+          );
+        });
+      const result = await tab.evaluate(
+        () => (window as unknown as { __result: Record<string, unknown> }).__result,
+      );
+      expect(errors).toEqual([]);
+      expect(result.error).toBeUndefined();
+      expect(result).toMatchObject({
+        listed: 1,
+        created: { name: 'Chrome', categoryId: 9 },
+        fetched: { name: 'Chrome', categoryId: 9 },
+        missing: true,
+        burst: 3,
+        rateLimit: 5,
+      });
+      expect(result.retries).toContain('retry-after');
+      // The mock's clock runs ahead of the browser's: waits must follow its Date header.
+      expect(logs.join('\n')).not.toMatch(/waits [6-9]\d{3} ms|waits \d{5,} ms/);
+    } finally {
+      await browser.close();
+    }
+  }, 30_000);
+});
