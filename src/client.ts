@@ -94,8 +94,7 @@ export class PetsClient {
     this.#transport = new Transport({
       baseUrl: this.baseUrl,
       apiKey,
-      // Bound so that a platform fetch is not called with the wrong `this`.
-      fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      fetch: options.fetch,
       headers: checkHeaders(options.headers),
       maxRetryDelayMs: this.#maxRetryDelayMs,
       log: this.#log,

@@ -26,10 +26,30 @@ export type Call = (api: Client<paths>, signal: AbortSignal) => Promise<RawResul
 export interface TransportSettings {
   readonly baseUrl: string;
   readonly apiKey: string;
-  readonly fetch: (input: Request, init?: RequestInit) => Promise<Response>;
+  /** A caller's own fetch, which receives a `Request`; `undefined` means the platform's. */
+  readonly fetch: ((input: Request, init?: RequestInit) => Promise<Response>) | undefined;
   readonly headers: Headers;
   readonly maxRetryDelayMs: number;
   readonly log: LevelLogger;
+}
+
+/** What openapi-fetch's `new Request(url, init)` produces here: the init, kept as is. */
+class PlainRequest implements RequestInit {
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Headers;
+  readonly body: BodyInit | null;
+  readonly signal: AbortSignal | null;
+  readonly redirect: RequestRedirect;
+
+  constructor(url: string, init: RequestInit & { headers: Headers }) {
+    this.url = url;
+    this.method = init.method ?? 'GET';
+    this.headers = init.headers;
+    this.body = init.body ?? null;
+    this.signal = init.signal ?? null;
+    this.redirect = init.redirect ?? 'follow';
+  }
 }
 
 // setTimeout fires at once above 2^31-1 ms: such a timeout means "no timeout".
@@ -48,15 +68,18 @@ export class Transport {
   constructor(settings: TransportSettings) {
     this.#settings = settings;
     const authorization = `Bearer ${settings.apiKey}`;
-    const extra = [...settings.headers];
-    const send = settings.fetch;
+    const custom = settings.fetch;
     this.api = createClient<paths>({
       baseUrl: settings.baseUrl,
+      headers: Object.fromEntries(settings.headers),
+      // openapi-fetch builds a Request per call and fetch() would build a second
+      // one from it: a plain holder avoids both for the platform fetch.
+      Request: PlainRequest as unknown as typeof Request,
       // Bearer injection at the one place every request leaves through.
       fetch: (request: Request) => {
-        for (const [name, value] of extra) request.headers.set(name, value);
-        request.headers.set('authorization', authorization);
-        return send(request);
+        const plain = request as unknown as PlainRequest;
+        plain.headers.set('authorization', authorization);
+        return custom ? custom(new Request(plain.url, plain)) : globalThis.fetch(plain.url, plain);
       },
     });
   }

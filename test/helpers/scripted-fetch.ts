@@ -18,7 +18,8 @@ export const BASE_URL = 'http://127.0.0.1:4010/v1';
 export function scriptedFetch(...steps: Step[]) {
   const received: Received[] = [];
   let fallback: Step | undefined;
-  const fetch = async (request: Request): Promise<Response> => {
+  const fetch = async (input: Request | string, init?: RequestInit): Promise<Response> => {
+    const request = typeof input === 'string' ? new Request(input, init) : input;
     received.push({ request, at: Date.now(), body: await request.clone().text() });
     const step = steps.length ? steps.shift() : fallback;
     if (step === undefined) throw new Error('scriptedFetch: no response scripted');

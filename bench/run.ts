@@ -1,0 +1,290 @@
+/**
+ * `npm run bench`: every figure as a ratio against raw fetch measured in the
+ * same run, interleaved and warmed up. Writes bench/RESULTS.md.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import createClient from 'openapi-fetch';
+import type { paths } from '../generated/schema.js';
+import { PetsSchema } from '../src/validation/schemas.js';
+import { installInto, packTarball } from '../test/package/pack.js';
+import { BUDGET_GZIP_BYTES, measureBundle } from '../test/package/size.js';
+
+const QUICK = process.argv.includes('--quick');
+const ROUNDS = QUICK ? 2 : 5;
+const SEQUENTIAL = QUICK ? 100 : 300;
+const PARALLEL_TOTAL = QUICK ? 1000 : 4000;
+const IN_FLIGHT = 50;
+const KEY = 'bench-key';
+
+const { PetsClient } = (await import(
+  new URL('../dist/index.js', import.meta.url).href
+)) as typeof import('../src/index.js');
+
+// --- the server, in its own process -------------------------------------------
+const server = spawn(process.execPath, [new URL('./server.mjs', import.meta.url).pathname], {
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const port = await new Promise<number>((resolve) =>
+  server.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
+);
+const base = `http://127.0.0.1:${port}/v1`;
+process.on('exit', () => server.kill());
+
+type Op = 'listPets(100)' | 'getPet' | 'createPet';
+type Runner = Record<Op, () => Promise<unknown>>;
+const auth = { authorization: `Bearer ${KEY}` };
+const newPet = { name: 'Rex', categoryId: 3, status: 'available' as const };
+
+const raw: Runner = {
+  'listPets(100)': () => fetch(`${base}/pets?limit=100`, { headers: auth }).then((r) => r.json()),
+  getPet: () => fetch(`${base}/pets/1`, { headers: auth }).then((r) => r.json()),
+  createPet: () =>
+    fetch(`${base}/pets`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify(newPet),
+    }).then((r) => r.json()),
+};
+const api = createClient<paths>({ baseUrl: base, headers: auth });
+const bare: Runner = {
+  'listPets(100)': () => api.GET('/pets', { params: { query: { limit: 100 } } }),
+  getPet: () => api.GET('/pets/{petId}', { params: { path: { petId: 1 } } }),
+  createPet: () => api.POST('/pets', { body: newPet }),
+};
+const client = new PetsClient({ apiKey: KEY, baseUrl: base, deprecationWarnings: false });
+const ours: Runner = {
+  'listPets(100)': () => client.listPets({ limit: 100 }),
+  getPet: () => client.getPet(1),
+  createPet: () => client.createPet(newPet),
+};
+const clients = { 'raw fetch': raw, 'openapi-fetch': bare, '@animal-store/sdk': ours } as const;
+type Name = keyof typeof clients;
+const names = Object.keys(clients) as Name[];
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
+const p99 = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]!;
+};
+const rotate = <T>(xs: T[], n: number) => xs.map((_, i) => xs[(i + n) % xs.length]!);
+
+// --- warm-up -----------------------------------------------------------------
+for (const name of names)
+  for (const op of Object.values(clients[name])) for (let i = 0; i < 200; i++) await op();
+
+// --- sequential latency --------------------------------------------------------
+const latency = new Map<string, number[]>();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const op of ['listPets(100)', 'getPet', 'createPet'] as Op[]) {
+    for (const name of rotate(names, round)) {
+      const samples = latency.get(`${name}|${op}`) ?? [];
+      for (let i = 0; i < SEQUENTIAL; i++) {
+        const t = performance.now();
+        await clients[name][op]();
+        samples.push(performance.now() - t);
+      }
+      latency.set(`${name}|${op}`, samples);
+    }
+  }
+}
+
+// --- throughput, 50 in flight ------------------------------------------------------
+async function throughput(run: () => Promise<unknown>): Promise<number> {
+  let started = 0;
+  const t = performance.now();
+  const worker = async () => {
+    while (started < PARALLEL_TOTAL) {
+      started++;
+      await run();
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  return PARALLEL_TOTAL / ((performance.now() - t) / 1000);
+}
+const rates = new Map<Name, number[]>();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const name of rotate(names, round)) {
+    rates.set(name, [...(rates.get(name) ?? []), await throughput(clients[name]['listPets(100)'])]);
+  }
+}
+server.kill();
+
+// --- client-side cost per call, network removed (stub fetch) ------------------------
+const petBody = JSON.stringify({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
+const petHeaders = {
+  'content-type': 'application/json',
+  'x-ratelimit-limit': '60',
+  'x-ratelimit-remaining': '59',
+  'x-ratelimit-reset': '4102444800',
+};
+const stub = async (_input: Request | string, _init?: RequestInit) =>
+  new Response(petBody, { status: 200, headers: petHeaders });
+const stubClient = new PetsClient({
+  apiKey: KEY,
+  baseUrl: base,
+  fetch: stub,
+  deprecationWarnings: false,
+});
+const stubRaw = () => stub(`${base}/pets/1`, { headers: auth }).then((r) => r.json());
+const stubOurs = () => stubClient.getPet(1);
+async function perCall(run: () => Promise<unknown>, n: number): Promise<number> {
+  const t = performance.now();
+  for (let i = 0; i < n; i++) await run();
+  return ((performance.now() - t) * 1000) / n;
+}
+const STUB_N = QUICK ? 5000 : 20000;
+await perCall(stubRaw, STUB_N);
+await perCall(stubOurs, STUB_N);
+const stubTimes = { raw: [] as number[], ours: [] as number[] };
+for (let round = 0; round < ROUNDS; round++) {
+  stubTimes.raw.push(await perCall(stubRaw, STUB_N));
+  stubTimes.ours.push(await perCall(stubOurs, STUB_N));
+}
+
+// --- validation alone ------------------------------------------------------------------
+const hundred = JSON.parse(
+  JSON.stringify(
+    Array.from({ length: 100 }, (_, i) => ({
+      id: i + 1,
+      name: `p${i}`,
+      categoryId: 1,
+      status: 'sold',
+    })),
+  ),
+);
+const validate = async () => PetsSchema.safeParse(hundred);
+await perCall(validate, 20000);
+const validationUs = median(
+  await Promise.all(Array.from({ length: ROUNDS }, () => perCall(validate, 20000))),
+);
+
+// --- bundle size ---------------------------------------------------------------------------
+const bundle = await measureBundle();
+
+// --- cold import of the installed package ------------------------------------------------
+const project = installInto([packTarball()], 'animal-store-bench-');
+const time = (code: string) => {
+  const t = performance.now();
+  execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: project });
+  return performance.now() - t;
+};
+const coldBase: number[] = [];
+const coldSdk: number[] = [];
+for (let i = 0; i < (QUICK ? 8 : 20); i++) {
+  coldBase.push(time(''));
+  coldSdk.push(time("import '@animal-store/sdk';"));
+}
+
+// --- report ---------------------------------------------------------------------------------------
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+const rows: string[] = [];
+const verdicts: string[] = [];
+const target = (label: string, value: string, ok: boolean, goal: string) =>
+  verdicts.push(`| ${label} | ${value} | ${goal} | ${ok ? 'met' : 'NOT met'} |`);
+
+rows.push(
+  '| operation | client | median | p99 | median ratio vs raw fetch |',
+  '|---|---|---|---|---|',
+);
+for (const op of ['listPets(100)', 'getPet', 'createPet'] as Op[]) {
+  const floor = median(latency.get(`raw fetch|${op}`)!);
+  for (const name of names) {
+    const xs = latency.get(`${name}|${op}`)!;
+    rows.push(
+      `| ${op} | ${name} | ${ms(median(xs))} | ${ms(p99(xs))} | ${(median(xs) / floor).toFixed(2)}× |`,
+    );
+  }
+}
+const listRatio =
+  median(latency.get('@animal-store/sdk|listPets(100)')!) /
+  median(latency.get('raw fetch|listPets(100)')!);
+target(
+  'listPets(100) median latency',
+  `${listRatio.toFixed(2)}× raw fetch`,
+  listRatio <= 1.1,
+  '≤ 1.10×',
+);
+
+rows.push(
+  '',
+  `| throughput, listPets(100), ${IN_FLIGHT} in flight | requests/s (median of ${ROUNDS}) | ratio vs raw fetch |`,
+  '|---|---|---|',
+);
+const rawRate = median(rates.get('raw fetch')!);
+for (const name of names)
+  rows.push(
+    `| ${name} | ${median(rates.get(name)!).toFixed(0)} | ${(median(rates.get(name)!) / rawRate).toFixed(2)}× |`,
+  );
+const rateRatio = median(rates.get('@animal-store/sdk')!) / rawRate;
+target(
+  '50-in-flight throughput',
+  `${rateRatio.toFixed(2)}× raw fetch`,
+  rateRatio >= 0.9,
+  '≥ 0.90×',
+);
+
+const overhead = median(stubTimes.ours) - median(stubTimes.raw);
+rows.push(
+  '',
+  '| getPet with a stub fetch (no network) | µs per call |',
+  '|---|---|',
+  `| raw: stub + res.json() | ${median(stubTimes.raw).toFixed(2)} |`,
+  `| @animal-store/sdk | ${median(stubTimes.ours).toFixed(2)} |`,
+  `| client-side overhead | +${overhead.toFixed(2)} |`,
+);
+target('getPet client-side overhead', `+${overhead.toFixed(2)} µs`, overhead <= 5, '≤ +5 µs');
+
+rows.push('', `Validation alone (Zod, 100 pets): ${validationUs.toFixed(2)} µs per list.`);
+
+const kb = (n: number) => `${(n / 1024).toFixed(2)} kB`;
+rows.push(
+  '',
+  `Browser bundle of \`import { PetsClient }\` with every dependency (esbuild, minified): ${kb(bundle.minified)} min, **${kb(bundle.gzip)} min+gz**, ${kb(bundle.brotli)} min+br.`,
+  '',
+  '| package | minified bytes in the bundle |',
+  '|---|---|',
+);
+for (const [pkg, bytes] of Object.entries(bundle.byPackage)) rows.push(`| ${pkg} | ${bytes} |`);
+target('browser bundle (min+gz)', kb(bundle.gzip), bundle.gzip <= 9 * 1024, '≤ 9 kB');
+
+const cold = median(coldSdk) - median(coldBase);
+rows.push(
+  '',
+  `Cold import of the installed tarball: \`node -e "import '@animal-store/sdk'"\` ${ms(median(coldSdk))} vs \`node -e ""\` ${ms(median(coldBase))}: **+${cold.toFixed(1)} ms** (medians of ${coldSdk.length}).`,
+);
+target('cold import over node -e ""', `+${cold.toFixed(1)} ms`, cold <= 10, '≤ +10 ms');
+
+const versions = JSON.parse(
+  execFileSync('npm', ['ls', '--depth=0', '--json', 'zod', 'openapi-fetch', 'p-retry'], {
+    encoding: 'utf8',
+  }),
+) as { dependencies: Record<string, { version: string }> };
+const report = `# Benchmark results
+
+Measured ${new Date().toISOString()} by \`npm run bench${QUICK ? ' -- --quick' : ''}\` on ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}-${process.arch}.
+Versions: ${Object.entries(versions.dependencies)
+  .map(([n, { version }]) => `${n} ${version}`)
+  .join(', ')}. The SDK is measured as built (\`dist/\`).
+Server: node:http in a separate process on 127.0.0.1; ${ROUNDS} interleaved rounds after a warm-up; ${SEQUENTIAL} sequential calls per client, operation and round.
+
+## Targets
+
+| target | measured | goal | verdict |
+|---|---|---|---|
+${verdicts.join('\n')}
+
+Budget in \`npm test\`: the bundle must stay under ${kb(BUDGET_GZIP_BYTES)} min+gz (test/package/size.ts).
+
+## Details
+
+${rows.join('\n')}
+`;
+writeFileSync(new URL('./RESULTS.md', import.meta.url), report);
+console.log(report);
+process.exit(0);
