@@ -2,6 +2,7 @@ import type * as z from 'zod/mini';
 import { RequestValidationError } from '../errors/RequestValidationError.js';
 import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { describeIssues, type ValidationIssue } from '../errors/ValidationIssue.js';
+import { type Check, compile, REJECT } from './compile.js';
 
 function toIssues(error: z.core.$ZodError): ValidationIssue[] {
   return error.issues.map((issue) => ({
@@ -37,13 +38,26 @@ export function validateInput<S extends z.ZodMiniType>(
   );
 }
 
-/** Validates a 2xx body; throws {@link ResponseValidationError} rather than return wrong data. */
+const compiled = new WeakMap<z.ZodMiniType, Check | undefined>();
+
+/**
+ * Validates a 2xx body; throws {@link ResponseValidationError} rather than
+ * return wrong data. Valid bodies take the schema compiled once (several times
+ * faster than Zod's parse); anything it rejects goes to Zod for the verdict and
+ * the issues.
+ */
 export function validateOutput<S extends z.ZodMiniType>(
   schema: S,
   body: unknown,
   what: string,
   status: number,
 ): z.output<S> {
+  if (!compiled.has(schema)) compiled.set(schema, compile(schema));
+  const check = compiled.get(schema);
+  if (check) {
+    const value = check(body);
+    if (value !== REJECT) return value as z.output<S>;
+  }
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issues = toIssues(result.error);
