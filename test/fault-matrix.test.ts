@@ -1,0 +1,282 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  type AnimalStoreError,
+  AuthenticationError,
+  BadRequestError,
+  ConnectionError,
+  NotFoundError,
+  PetsClient,
+  RateLimitError,
+  ResponseValidationError,
+  ServerError,
+  TimeoutError,
+} from '../src/index.js';
+import {
+  type Arrival,
+  errorBody,
+  type Fault,
+  json,
+  PET,
+  refusedUrl,
+  startFaultServer,
+} from './helpers/fault-server.js';
+
+// Each fault × each operation against a real loopback server: the exact outcome,
+// the number of attempts, and for 429 that no retry arrives before the service allowed.
+
+type Op = 'listPets' | 'createPet' | 'getPet';
+const OPS: Op[] = ['listPets', 'createPet', 'getPet'];
+type Outcome = { ok: true } | { error: abstract new (...args: never[]) => AnimalStoreError };
+interface Case {
+  name: string;
+  fault: (op: Op) => Fault;
+  /** Outcome and attempts for GET and for POST. */
+  get: [Outcome, number];
+  post?: [Outcome, number];
+  /** Least milliseconds between the 429's answer and the retry. */
+  minGapMs?: number;
+}
+
+const ok: Outcome = { ok: true };
+const fails = (
+  error: Case['get'][0] extends infer _ ? Extract<Outcome, { error: unknown }>['error'] : never,
+): Outcome => ({ error });
+const pet = (op: Op, value: unknown) => (op === 'listPets' ? [value] : value);
+const raw = (status: number, body: string, type = 'application/json'): Fault => ({
+  status,
+  headers: [['content-type', type]],
+  body,
+});
+const html = (status: number) =>
+  raw(status, `<html><body><h1>${status}</h1></body></html>`, 'text/html');
+const limited = (...retryAfter: string[]) =>
+  errorBody(
+    429,
+    retryAfter.map((v) => ['retry-after', v] as [string, string]),
+  );
+const SLOW = { timeoutMs: 400 };
+
+const cases: Case[] = [
+  {
+    name: '429 Retry-After 1 (seconds)',
+    fault: () => limited('1'),
+    get: [ok, 2],
+    post: [ok, 2],
+    minGapMs: 1000,
+  },
+  {
+    name: '429 Retry-After 0.3 (fractional)',
+    fault: () => limited('0.3'),
+    get: [ok, 2],
+    post: [ok, 2],
+    minGapMs: 300,
+  },
+  { name: '429 Retry-After 0', fault: () => limited('0'), get: [ok, 2], post: [ok, 2] },
+  { name: '429 Retry-After negative', fault: () => limited('-5'), get: [ok, 2], post: [ok, 2] },
+  {
+    name: '429 Retry-After garbage',
+    fault: () => limited('soon-ish'),
+    get: [ok, 2],
+    post: [ok, 2],
+  },
+  {
+    name: '429 Retry-After duplicated',
+    fault: () => limited('1', '1'),
+    get: [ok, 2],
+    post: [ok, 2],
+    minGapMs: 1000,
+  },
+  { name: '429 Retry-After huge', fault: () => limited('86400'), get: [fails(RateLimitError), 1] },
+  {
+    name: '429 Retry-After HTTP-date',
+    fault: () => limited(new Date(Math.ceil(Date.now() / 1000) * 1000 + 1000).toUTCString()),
+    get: [ok, 2],
+    post: [ok, 2],
+    minGapMs: 1,
+  },
+  {
+    name: '429 with only X-RateLimit-Reset',
+    fault: () => errorBody(429, [['x-ratelimit-reset', String(Math.ceil(Date.now() / 1000) + 1)]]),
+    get: [ok, 2],
+    post: [ok, 2],
+  },
+  {
+    name: 'HTML 502 from a proxy',
+    fault: () => html(502),
+    get: [ok, 2],
+    post: [fails(ServerError), 1],
+  },
+  {
+    name: 'HTML 504 from a proxy',
+    fault: () => html(504),
+    get: [ok, 2],
+    post: [fails(ServerError), 1],
+  },
+  {
+    name: '503 with an empty body',
+    fault: () => raw(503, ''),
+    get: [ok, 2],
+    post: [fails(ServerError), 1],
+  },
+  {
+    name: '500 with malformed JSON',
+    fault: () => raw(500, '{"code":'),
+    get: [ok, 2],
+    post: [fails(ServerError), 1],
+  },
+  { name: '400', fault: () => errorBody(400), get: [fails(BadRequestError), 1] },
+  { name: '401', fault: () => errorBody(401), get: [fails(AuthenticationError), 1] },
+  { name: '404', fault: () => errorBody(404), get: [fails(NotFoundError), 1] },
+  {
+    name: '2xx with an empty body',
+    fault: () => raw(200, ''),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx with a truncated body',
+    fault: () => raw(200, '[{"id":1,"na'),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx with malformed JSON',
+    fault: () => raw(200, '{id: 1}'),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx with a wrong content type',
+    fault: (op) => raw(200, JSON.stringify(pet(op, PET)), 'text/plain'),
+    get: [ok, 1],
+  },
+  {
+    name: '2xx with id as a string',
+    fault: (op) => json(200, pet(op, { ...PET, id: '7' })),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx with id above 2^53',
+    fault: (op) =>
+      raw(200, JSON.stringify(pet(op, PET)).replace('"id":7', '"id":9007199254740993')),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx missing fields',
+    fault: (op) => json(200, pet(op, { id: 7 })),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx with an unknown status',
+    fault: (op) => json(200, pet(op, { ...PET, status: 'adopted' })),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: '2xx with __proto__ keys',
+    fault: (op) =>
+      raw(200, JSON.stringify(pet(op, PET)).replace('{', '{"__proto__":{"polluted":1},')),
+    get: [ok, 1],
+  },
+  {
+    name: 'a slow drip within the timeout',
+    fault: (op) => ({ ...json(200, pet(op, PET)), drip: { pieces: 4, dripMs: 40 } }),
+    get: [ok, 1],
+  },
+  {
+    name: 'a slow drip past the timeout',
+    fault: (op) => ({ ...json(200, pet(op, PET)), drip: { pieces: 8, dripMs: 100 } }),
+    get: [ok, 2],
+    post: [fails(TimeoutError), 1],
+  },
+  {
+    name: 'a hang before headers',
+    fault: () => ({ hang: 'before-headers' }),
+    get: [ok, 2],
+    post: [fails(TimeoutError), 1],
+  },
+  {
+    name: 'a hang mid-body',
+    fault: (op) => ({ ...json(200, pet(op, PET)), hang: 'mid-body' }),
+    get: [ok, 2],
+    post: [fails(TimeoutError), 1],
+  },
+  {
+    name: 'a socket reset',
+    fault: () => ({ reset: true }),
+    get: [ok, 2],
+    post: [fails(ConnectionError), 1],
+  },
+];
+
+const servers: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+});
+
+const success = (arrival: Arrival): Fault =>
+  arrival.method === 'POST'
+    ? json(201, PET)
+    : json(200, arrival.url.includes('/pets/') ? PET : [PET]);
+
+function call(client: PetsClient, op: Op) {
+  if (op === 'listPets') return client.listPets();
+  if (op === 'createPet') return client.createPet({ name: 'Rex', categoryId: 1 });
+  return client.getPet(7);
+}
+
+describe.concurrent('fault matrix', () => {
+  for (const c of cases) {
+    for (const op of OPS) {
+      it(`${c.name} × ${op}`, async () => {
+        const server = await startFaultServer([c.fault(op)], success);
+        servers.push(server);
+        const client = new PetsClient({
+          apiKey: 'sk_fault_matrix',
+          baseUrl: server.url,
+          maxRetries: 1,
+          maxRetryDelayMs: 5000,
+          logLevel: 'off',
+          deprecationWarnings: false,
+          ...SLOW,
+        });
+        const [outcome, attempts] = op === 'createPet' ? (c.post ?? c.get) : c.get;
+        const started = Date.now();
+        const result = await call(client, op).then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+        if ('ok' in outcome) {
+          expect(result, JSON.stringify(result)).toHaveProperty('value');
+          const value = (result as { value: unknown }).value;
+          expect(op === 'listPets' ? value : [value]).toEqual([PET]);
+          expect(Object.getPrototypeOf(op === 'listPets' ? (value as object[])[0] : value)).toBe(
+            Object.prototype,
+          );
+        } else {
+          expect((result as { error: unknown }).error).toBeInstanceOf(outcome.error);
+          if (outcome.error === RateLimitError) expect(Date.now() - started).toBeLessThan(1000);
+        }
+        expect(server.arrivals).toHaveLength(attempts);
+        if (c.minGapMs !== undefined) {
+          const [first, second] = server.arrivals as [Arrival, Arrival];
+          const allowed = c.name.includes('HTTP-date')
+            ? Date.parse(first.fault.headers!.find(([n]) => n === 'retry-after')![1])
+            : first.answeredAt! + c.minGapMs;
+          expect(second.at).toBeGreaterThanOrEqual(allowed);
+        }
+      });
+    }
+  }
+
+  for (const op of OPS) {
+    it(`a refused connection × ${op}`, async () => {
+      const client = new PetsClient({
+        apiKey: 'sk_fault_matrix',
+        baseUrl: await refusedUrl(),
+        maxRetries: 1,
+        logLevel: 'off',
+        deprecationWarnings: false,
+      });
+      const error = await call(client, op).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect(error).not.toBeInstanceOf(TimeoutError);
+    });
+  }
+});
