@@ -133,7 +133,7 @@ const newClient = (fetch: (input: Request) => Promise<Response>) =>
     deprecationWarnings: false,
   });
 
-const run = (client: PetsClient, op: number) =>
+const run = (client: PetsClient, op: number): Promise<unknown> =>
   op === 0
     ? client.listPets({ limit: 10 })
     : op === 1
@@ -203,7 +203,7 @@ describe('properties', () => {
       fc.asyncProperty(input, fc.integer({ min: 0, max: 2 }), async (value, op) => {
         const { fetch, sent } = stubFrom([]);
         const client = newClient(fetch);
-        const call =
+        const call: Promise<unknown> =
           op === 0
             ? client.listPets(value as never)
             : op === 1
