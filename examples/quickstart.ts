@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { type Environment, environments, PetsClient, type RetryInfo } from '@animal-store/sdk';
-import { type MockServer, startMockServer } from '@animal-store/sdk/mock';
+import { type MockServer, SAMPLE_PETS, startMockServer } from '@animal-store/sdk/mock';
 
 const { values } = parseArgs({
   options: { env: { type: 'string' }, 'base-url': { type: 'string' } },
@@ -44,6 +44,7 @@ if (wantsReal) {
   mock = await startMockServer({
     plan: 'enterprise',
     limits: { perMinute: 8, perDay: 1000 },
+    seed: SAMPLE_PETS,
     now: () => Date.now() + offset,
   });
   client = new PetsClient({ apiKey: 'demo-key', baseUrl: mock.url, onRetry });

@@ -69,6 +69,7 @@ beforeAll(async () => {
   mock = await startMockServer({
     plan: 'enterprise',
     limits: { perMinute: 5 },
+    seed: [{ name: 'Rex', categoryId: 1, status: 'available' }],
     now: () => Date.now() + offset,
   });
 });

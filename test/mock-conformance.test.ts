@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { OpenAPIBackend } from 'openapi-backend';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MockServer, startMockServer } from '../src/mock/index.js';
+import { type MockServer, SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
 
 // Validates what the mock answers against spec/openapi.yaml itself (not the
 // SDK's Zod schemas), so the mock cannot drift from the spec silently.
@@ -17,11 +17,12 @@ beforeAll(async () => {
     strict: true,
   });
   await spec.init();
-  server = await startMockServer({ apiKeys: [KEY] });
+  server = await startMockServer({ apiKeys: [KEY], seed: SAMPLE_PETS });
   limited = await startMockServer({
     apiKeys: [KEY],
     plan: 'enterprise',
     limits: { perMinute: 1, perDay: 1000 },
+    seed: SAMPLE_PETS,
   });
 });
 

@@ -9,6 +9,7 @@ describe('loopback mock server', () => {
     const mock = await startMockServer({
       plan: 'enterprise',
       limits: { perMinute: 1 },
+      seed: SAMPLE_PETS,
       now: () => Date.now() + offset,
     });
     try {

@@ -4,7 +4,7 @@ import { AuthenticationError, NotFoundError, PetsClient } from '../src/index.js'
 import { createHandlers, createMockService, SAMPLE_PETS } from '../src/mock/index.js';
 
 const BASE = 'https://api.animal-store.example/v1';
-const handlers = createHandlers({ apiKeys: ['test-key'], plan: 'free' });
+const handlers = createHandlers({ apiKeys: ['test-key'], plan: 'free', seed: SAMPLE_PETS });
 const server = setupServer(...handlers);
 
 beforeAll(() => server.listen({ onUnhandledRequest: 'error' }));
@@ -18,6 +18,19 @@ const client = (apiKey = 'test-key') =>
   new PetsClient({ apiKey, maxRetries: 0, logLevel: 'off', deprecationWarnings: false });
 
 describe('msw handlers', () => {
+  it('start from an empty store unless seeded', async () => {
+    const service = createMockService();
+    expect(service.pets).toEqual([]);
+    const response = await service.handle(
+      new Request(`${BASE}/pets`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k' },
+        body: '{"name":"A","categoryId":1}',
+      }),
+    );
+    expect(await response.json()).toEqual({ id: 1, name: 'A', categoryId: 1 });
+  });
+
   it('serve the production base address by default, with the sample animals', async () => {
     expect(await client().listPets()).toEqual(SAMPLE_PETS);
   });

@@ -2,11 +2,13 @@
 import { parseArgs } from 'node:util';
 import { PLAN_LIMITS, type Plan } from './plans.js';
 import { startMockServer } from './server.js';
+import { SAMPLE_PETS } from './service.js';
 
 const usage = `Usage: animal-store-mock [--port 4010] [--host 127.0.0.1] [--plan free|pro|business|enterprise] [--api-key KEY ...]
 
 Serves the Animal Store interface from memory on loopback, with CORS, for
-tests and demos. Without --api-key any bearer token is accepted.`;
+tests and demos, seeded with three sample animals. Without --api-key any
+bearer token is accepted.`;
 
 const { values } = parseArgs({
   options: {
@@ -32,6 +34,7 @@ const server = await startMockServer({
   host: values.host,
   plan: values.plan as Plan,
   apiKeys: values['api-key'],
+  seed: SAMPLE_PETS,
 });
 console.log(
   `Animal Store mock listening: baseUrl ${server.url} (plan ${values.plan}). Ctrl+C stops it.`,

@@ -18,8 +18,8 @@ export interface MockServiceOptions {
   limits?: Partial<RateLimits> | undefined;
   /**
    * Animals the store starts with (and returns to on `reset()`). Those without
-   * `id` get one assigned.
-   * @default three sample animals
+   * `id` get one assigned. {@link SAMPLE_PETS} offers three.
+   * @default [] (an empty store)
    */
   seed?: ReadonlyArray<NewPet & { id?: number }> | undefined;
   /**
@@ -48,7 +48,7 @@ export interface MockService {
   readonly baseUrl: string;
 }
 
-/** Three sample animals, the default seed. */
+/** Three sample animals to seed a store with (the demo and the `animal-store-mock` command do). */
 export const SAMPLE_PETS: readonly Pet[] = Object.freeze([
   { id: 1, name: 'Rex', categoryId: 1, status: 'available' },
   { id: 2, name: 'Tom', categoryId: 2, status: 'pending' },
@@ -99,7 +99,7 @@ export function createMockService(options: MockServiceOptions = {}): MockService
   const limits = { ...PLAN_LIMITS[options.plan ?? 'free'], ...options.limits };
   const limiter = new RateLimiter(limits);
   const keys = options.apiKeys ? new Set(options.apiKeys) : undefined;
-  const initial = options.seed ?? SAMPLE_PETS;
+  const initial = options.seed ?? [];
   let pets: Pet[] = [];
   let nextId = 1;
 

@@ -9,7 +9,7 @@ import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startMockServer } from '../../src/mock/index.js';
+import { SAMPLE_PETS, startMockServer } from '../../src/mock/index.js';
 import { installInto, packTarball, root } from './pack.js';
 
 // The consumer must exit on its own: a leaked timer or socket would hang it.
@@ -88,7 +88,7 @@ const tarball = packTarball();
 const project = installInto([tarball], 'animal-store-matrix-');
 for (const [name, text] of Object.entries(FILES)) writeFileSync(join(project, name), text);
 
-const mock = await startMockServer();
+const mock = await startMockServer({ seed: SAMPLE_PETS });
 let failed = 0;
 let ran = 0;
 try {
