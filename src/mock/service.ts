@@ -93,7 +93,8 @@ function parseLimit(raw: string | null): number {
  * response and per-plan rate limiting answering 429 with `Retry-After`.
  */
 export function createMockService(options: MockServiceOptions = {}): MockService {
-  const now = options.now ?? Date.now;
+  // Read through a closure so that fake timers installed later apply to the mock too.
+  const now = options.now ?? (() => Date.now());
   const baseUrl = (options.baseUrl ?? 'https://api.animal-store.example/v1').replace(/\/+$/, '');
   const basePath = new URL(baseUrl).pathname.replace(/\/+$/, '');
   const limits = { ...PLAN_LIMITS[options.plan ?? 'free'], ...options.limits };
