@@ -1,3 +1,5 @@
+import { redact } from './auth.js';
+
 /** How much the client logs. Each level includes the ones before it. */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 
@@ -30,7 +32,7 @@ export class LevelLogger {
   log(level: Exclude<LogLevel, 'off'>, message: string): void {
     if (!this.enabled(level)) return;
     const line = `[animal-store] ${message}`;
-    this.#sink[level](this.#secret ? line.split(this.#secret).join('[redacted]') : line);
+    this.#sink[level](redact(line, this.#secret));
   }
 }
 

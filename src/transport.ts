@@ -11,6 +11,7 @@ import { RateLimitGate } from './rate-limit/gate.js';
 import { parseRateLimit, type RateLimitInfo } from './rate-limit/parse.js';
 import { rateLimitWait, resetWait } from './rate-limit/wait.js';
 import { backoffDelay } from './retry/backoff.js';
+import { MAX_TIMER_MS } from './retry/sleep.js';
 
 /** What openapi-fetch resolves to when asked to parse the body as text. */
 export interface RawResult {
@@ -51,9 +52,6 @@ class PlainRequest implements RequestInit {
     this.redirect = init.redirect ?? 'follow';
   }
 }
-
-// setTimeout fires at once above 2^31-1 ms: such a timeout means "no timeout".
-const MAX_TIMER_MS = 2_147_483_647;
 
 /**
  * Sends one attempt: bearer injection, per-attempt timeout (body included),
@@ -99,6 +97,7 @@ export class Transport {
     const { log } = this.#settings;
     const controller = new AbortController();
     let timedOut = false;
+    // A timeout beyond what setTimeout can hold means "no timeout".
     const timer =
       timeoutMs <= MAX_TIMER_MS
         ? setTimeout(() => {
@@ -175,6 +174,7 @@ export class Transport {
       statusText: response.statusText,
       headers,
       body: this.#scrubBody(result.error),
+      rateLimit,
       request,
       retryAfterMs: wait?.ms,
       maxRetryDelayMs: this.#settings.maxRetryDelayMs,

@@ -1,4 +1,4 @@
-import { parseRateLimit } from '../rate-limit/parse.js';
+import type { RateLimitInfo } from '../rate-limit/parse.js';
 import { ErrorSchema } from '../validation/schemas.js';
 import type { ApiError, ApiErrorDetails } from './ApiError.js';
 import { AuthenticationError } from './AuthenticationError.js';
@@ -14,6 +14,8 @@ export interface FailedResponse {
   readonly headers: Headers;
   /** The body: parsed JSON, raw text when it was not JSON, or `undefined` when empty. */
   readonly body: unknown;
+  /** The response's `X-RateLimit-*` values, when it carried them. */
+  readonly rateLimit: RateLimitInfo | undefined;
   /** `"GET /pets"`, for the message. */
   readonly request: string;
   /** For 429: the wait the service asked for, if it said. */
@@ -55,7 +57,7 @@ export function errorFromResponse(response: FailedResponse): ApiError {
     status,
     code,
     headers: response.headers,
-    rateLimit: parseRateLimit(response.headers),
+    rateLimit: response.rateLimit,
     body: response.body,
   };
   switch (status) {

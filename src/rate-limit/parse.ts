@@ -8,7 +8,8 @@ export interface RateLimitInfo {
   readonly resetAt: Date;
 }
 
-function integerHeader(headers: Headers, name: string): number | undefined {
+/** A header holding a non-negative integer, or `undefined` when absent or malformed. */
+export function integerHeader(headers: Headers, name: string): number | undefined {
   const raw = headers.get(name);
   if (raw === null || !/^\s*\d+\s*$/.test(raw)) return undefined;
   const value = Number(raw);

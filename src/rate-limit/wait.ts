@@ -1,4 +1,5 @@
 import { parseRetryAfter } from '../retry/retry-after.js';
+import { integerHeader } from './parse.js';
 
 /** Why a 429 asks for the wait it does. */
 export type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
@@ -22,9 +23,9 @@ export function serverNow(headers: Headers, nowMs: number): number {
 
 /** Milliseconds until `X-RateLimit-Reset`, when it is valid and in the future. */
 export function resetWait(headers: Headers, nowMs: number): number | undefined {
-  const reset = headers.get('x-ratelimit-reset');
-  if (reset === null || !/^\s*\d+\s*$/.test(reset)) return undefined;
-  const ms = Number(reset) * 1000 - serverNow(headers, nowMs);
+  const reset = integerHeader(headers, 'x-ratelimit-reset');
+  if (reset === undefined) return undefined;
+  const ms = reset * 1000 - serverNow(headers, nowMs);
   return ms > 0 ? ms : undefined;
 }
 

@@ -1,5 +1,5 @@
-// setTimeout fires at once for delays above 2^31-1 ms, so long waits are chained.
-const MAX_TIMER_MS = 2_147_483_647;
+/** Longest delay setTimeout honours; above it, it fires at once. Long waits are chained. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
