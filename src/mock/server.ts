@@ -34,7 +34,8 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '600',
 };
 
-async function toRequest(incoming: IncomingMessage, origin: string): Promise<Request> {
+/** Reads a node:http request into a Fetch API `Request` (internal; also used by the soak test). */
+export async function toRequest(incoming: IncomingMessage, origin: string): Promise<Request> {
   const chunks: Buffer[] = [];
   for await (const chunk of incoming) chunks.push(chunk as Buffer);
   const headers = new Headers();
@@ -47,7 +48,8 @@ async function toRequest(incoming: IncomingMessage, origin: string): Promise<Req
   return new Request(new URL(incoming.url ?? '/', origin), { method, headers, body });
 }
 
-async function send(response: Response, outgoing: ServerResponse): Promise<void> {
+/** Writes a Fetch API `Response`, with the CORS headers, to a node:http response (internal). */
+export async function send(response: Response, outgoing: ServerResponse): Promise<void> {
   const headers: Record<string, string> = { ...CORS_HEADERS };
   response.headers.forEach((value, name) => {
     headers[name] = value;
