@@ -4,6 +4,11 @@ import * as z from 'zod/mini';
 import { compile, REJECT } from '../src/validation/compile.js';
 import { ErrorSchema, PetSchema, PetsSchema } from '../src/validation/schemas.js';
 
+function holdsUndefined(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  return Object.values(value).some((v) => v === undefined || holdsUndefined(v));
+}
+
 const petLike = fc.record(
   {
     id: fc.oneof(fc.integer(), fc.double(), fc.constant(2 ** 53), fc.string(), fc.constant(null)),
@@ -42,7 +47,7 @@ describe('the compiled response schemas', () => {
           expect(fast).toStrictEqual(slow.data);
         } else if (slow.success) {
           // Rejecting more than Zod is allowed only for an explicit undefined, which JSON cannot carry.
-          expect(JSON.stringify(body)).not.toBe(JSON.stringify(slow.data));
+          expect(holdsUndefined(body)).toBe(true);
         }
       }),
       { numRuns: 2000, seed: 20261122 },

@@ -54,7 +54,6 @@ const limited = (...retryAfter: string[]) =>
     429,
     retryAfter.map((v) => ['retry-after', v] as [string, string]),
   );
-const SLOW = { timeoutMs: 400 };
 
 const cases: Case[] = [
   {
@@ -215,6 +214,18 @@ const success = (arrival: Arrival): Fault =>
     ? json(201, PET)
     : json(200, arrival.url.includes('/pets/') ? PET : [PET]);
 
+/** One retry, attempts limited to 400 ms, waits up to 5 s. */
+const matrixClient = (baseUrl: string) =>
+  new PetsClient({
+    apiKey: 'sk_fault_matrix',
+    baseUrl,
+    maxRetries: 1,
+    maxRetryDelayMs: 5000,
+    timeoutMs: 400,
+    logLevel: 'off',
+    deprecationWarnings: false,
+  });
+
 function call(client: PetsClient, op: Op) {
   if (op === 'listPets') return client.listPets();
   if (op === 'createPet') return client.createPet({ name: 'Rex', categoryId: 1 });
@@ -227,15 +238,7 @@ describe.concurrent('fault matrix', () => {
       it(`${c.name} × ${op}`, async () => {
         const server = await startFaultServer([c.fault(op)], success);
         servers.push(server);
-        const client = new PetsClient({
-          apiKey: 'sk_fault_matrix',
-          baseUrl: server.url,
-          maxRetries: 1,
-          maxRetryDelayMs: 5000,
-          logLevel: 'off',
-          deprecationWarnings: false,
-          ...SLOW,
-        });
+        const client = matrixClient(server.url);
         const [outcome, attempts] = op === 'createPet' ? (c.post ?? c.get) : c.get;
         const started = Date.now();
         const result = await call(client, op).then(
@@ -267,13 +270,7 @@ describe.concurrent('fault matrix', () => {
 
   for (const op of OPS) {
     it(`a refused connection × ${op}`, async () => {
-      const client = new PetsClient({
-        apiKey: 'sk_fault_matrix',
-        baseUrl: await refusedUrl(),
-        maxRetries: 1,
-        logLevel: 'off',
-        deprecationWarnings: false,
-      });
+      const client = matrixClient(await refusedUrl());
       const error = await call(client, op).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectionError);
       expect(error).not.toBeInstanceOf(TimeoutError);
