@@ -1,22 +1,27 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
+
+const library: Options = {
+  entry: { index: 'src/index.ts', mock: 'src/mock/index.ts' },
+  dts: true,
+  sourcemap: true,
+  target: 'es2022',
+  platform: 'neutral',
+  removeNodeProtocol: false,
+  external: [/^node:/],
+  // Runtime dependencies are bundled: one file loads in a few milliseconds
+  // where zod's many ESM files take ~50 ms, and p-retry (ESM-only) then works
+  // with require() on every Node 20.
+  noExternal: ['p-retry', 'is-network-error', 'zod', 'openapi-fetch'],
+  treeshake: true,
+};
 
 export default defineConfig([
-  {
-    entry: { index: 'src/index.ts', mock: 'src/mock/index.ts' },
-    format: ['esm', 'cjs'],
-    dts: true,
-    sourcemap: true,
-    target: 'es2022',
-    platform: 'neutral',
-    splitting: false,
-    removeNodeProtocol: false,
-    external: [/^node:/],
-    // Runtime dependencies are bundled: one file loads in a few milliseconds
-    // where zod's many ESM files take ~50 ms, and p-retry (ESM-only) then works
-    // with require() on every Node 20.
-    noExternal: ['p-retry', 'is-network-error', 'zod', 'openapi-fetch'],
-    treeshake: true,
-  },
+  // ESM is split: Zod, needed only once a value is declined, sits in its own
+  // chunk that loads on that first decline, so bundlers keep it out of a
+  // page's initial load and importing the SDK does not parse it.
+  { ...library, format: ['esm'], splitting: true },
+  // CJS stays one file per entry; Zod's module there runs only on first use.
+  { ...library, format: ['cjs'], splitting: false },
   {
     entry: { 'mock-cli': 'src/mock/cli.ts' },
     format: ['esm'],

@@ -19,12 +19,12 @@ import { withRetries } from './retry/run.js';
 import { type Call, Transport } from './transport.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 import {
-  ListPetsParamsSchema,
-  NewPetSchema,
-  PetIdSchema,
-  PetSchema,
-  PetsSchema,
-} from './validation/schemas.js';
+  checkListPetsParams,
+  checkNewPet,
+  checkPet,
+  checkPetId,
+  checkPets,
+} from './validation/fast.js';
 import { validateInput, validateOutput } from './validation/validate.js';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -116,12 +116,17 @@ export class PetsClient {
    * @throws {RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
    */
   async listPets(params: ListPetsParams = {}, options: RequestOptions = {}): Promise<Pet[]> {
-    const query = validateInput(ListPetsParamsSchema, params, 'listPets parameters');
+    const query = await validateInput(
+      checkListPetsParams,
+      'ListPetsParams',
+      params,
+      'listPets parameters',
+    );
     const target = `GET ${this.baseUrl}/pets`;
     const body = await this.#send('listPets', 'GET', target, options, (api, signal) =>
       api.GET('/pets', { params: { query }, parseAs: 'text', signal }),
     );
-    return validateOutput(PetsSchema, body.body, 'listPets', body.status) as Pet[];
+    return validateOutput(checkPets, 'Pets', body.body, 'listPets', body.status);
   }
 
   /**
@@ -135,12 +140,12 @@ export class PetsClient {
    * @throws {RequestValidationError} when the body is invalid (nothing is sent).
    */
   async createPet(pet: NewPet, options: RequestOptions = {}): Promise<Pet> {
-    const body = validateInput(NewPetSchema, pet, 'createPet body');
+    const body = await validateInput(checkNewPet, 'NewPet', pet, 'createPet body');
     const target = `POST ${this.baseUrl}/pets`;
     const result = await this.#send('createPet', 'POST', target, options, (api, signal) =>
       api.POST('/pets', { body, parseAs: 'text', signal }),
     );
-    return validateOutput(PetSchema, result.body, 'createPet', result.status) as Pet;
+    return validateOutput(checkPet, 'Pet', result.body, 'createPet', result.status);
   }
 
   /**
@@ -153,7 +158,7 @@ export class PetsClient {
    * @throws {RequestValidationError} when `petId` is not a safe integer (nothing is sent).
    */
   async getPet(petId: number, options: RequestOptions = {}): Promise<Pet> {
-    const id = validateInput(PetIdSchema, petId, 'getPet petId');
+    const id = await validateInput(checkPetId, 'PetId', petId, 'getPet petId');
     if (this.#deprecationWarnings) {
       warnDeprecatedOnce(
         'ANIMAL_STORE_GET_PET_DEPRECATED',
@@ -164,7 +169,7 @@ export class PetsClient {
     const result = await this.#send('getPet', 'GET', target, options, (api, signal) =>
       api.GET('/pets/{petId}', { params: { path: { petId: id } }, parseAs: 'text', signal }),
     );
-    return validateOutput(PetSchema, result.body, 'getPet', result.status) as Pet;
+    return validateOutput(checkPet, 'Pet', result.body, 'getPet', result.status);
   }
 
   #send(

@@ -1,5 +1,5 @@
 import type { RateLimitInfo } from '../rate-limit/parse.js';
-import { ErrorSchema } from '../validation/schemas.js';
+import { checkErrorBody, REJECT } from '../validation/fast.js';
 import type { ApiError, ApiErrorDetails } from './ApiError.js';
 import { AuthenticationError } from './AuthenticationError.js';
 import { BadRequestError } from './BadRequestError.js';
@@ -49,9 +49,9 @@ function rateLimitAdvice(response: FailedResponse): string {
  */
 export function errorFromResponse(response: FailedResponse): ApiError {
   const { status } = response;
-  const parsed = ErrorSchema.safeParse(response.body);
-  const code = parsed.success ? parsed.data.code : `http_${status}`;
-  const said = parsed.success ? `${parsed.data.message} (code ${code})` : describeBody(response);
+  const parsed = checkErrorBody(response.body);
+  const code = parsed !== REJECT ? parsed.code : `http_${status}`;
+  const said = parsed !== REJECT ? `${parsed.message} (code ${code})` : describeBody(response);
   const head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
   const details: ApiErrorDetails = {
     status,

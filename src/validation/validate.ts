@@ -1,68 +1,76 @@
-import type * as z from 'zod/mini';
 import { RequestValidationError } from '../errors/RequestValidationError.js';
 import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { describeIssues, type ValidationIssue } from '../errors/ValidationIssue.js';
-import { type Check, compile, REJECT } from './compile.js';
+import { type Check, REJECT } from './fast.js';
+import type { Output, SchemaName, Verdict } from './verdict.js';
 
-function toIssues(error: z.core.$ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path,
-    code: issue.code,
-    message:
-      issue.code === 'unrecognized_keys'
-        ? `${issue.message}: ${issue.keys.join(', ')}`
-        : issue.message,
-  }));
+type Zod = typeof import('./verdict.js');
+let zod: Promise<Zod> | undefined;
+
+// Zod is loaded the first time a value is declined, and once only.
+function loadZod(): Promise<Zod> {
+  zod ??= import('./verdict.js').catch((error: unknown) => {
+    zod = undefined;
+    throw error;
+  });
+  return zod;
 }
 
-// A JavaScript caller may pass `{ status: undefined }`; that means "not given".
-function withoutUndefined(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  const entries = Object.entries(value);
-  if (!entries.some(([, v]) => v === undefined)) return value;
-  return Object.fromEntries(entries.filter(([, v]) => v !== undefined));
-}
-
-/** Validates a method's input; throws {@link RequestValidationError} before anything is sent. */
-export function validateInput<S extends z.ZodMiniType>(
-  schema: S,
+/** Zod's verdict, or the issue that it could not be asked (a chunk that failed to load). */
+async function judge<N extends SchemaName>(
+  input: boolean,
+  schema: N,
   value: unknown,
-  what: string,
-): z.output<S> {
-  const result = schema.safeParse(withoutUndefined(value));
-  if (result.success) return result.data;
-  const issues = toIssues(result.error);
-  throw new RequestValidationError(
-    `Invalid ${what}; nothing was sent. ${describeIssues(issues)}.`,
-    issues,
-  );
+): Promise<Verdict<Output<N>> | { ok: false; issues: ValidationIssue[]; error: unknown }> {
+  try {
+    const loaded = await loadZod();
+    return input ? loaded.judgeInput(schema, value) : loaded.judgeOutput(schema, value);
+  } catch (error) {
+    const message = `the validator that names the issues could not be loaded (${String(error)})`;
+    return { ok: false, issues: [{ path: [], code: 'validator_unavailable', message }], error };
+  }
 }
-
-const compiled = new WeakMap<z.ZodMiniType, Check | undefined>();
 
 /**
- * Validates a 2xx body; throws {@link ResponseValidationError} rather than
- * return wrong data. Valid bodies take the schema compiled once (several times
- * faster than Zod's parse); anything it rejects goes to Zod for the verdict and
- * the issues.
+ * Validates a method's input: synchronously when the fast check accepts it,
+ * otherwise Zod decides and {@link RequestValidationError} says what to fix.
+ * Either way nothing is sent before this settles.
  */
-export function validateOutput<S extends z.ZodMiniType>(
-  schema: S,
+export function validateInput<N extends SchemaName>(
+  check: Check<Output<N>>,
+  schema: N,
+  value: unknown,
+  what: string,
+): Output<N> | Promise<Output<N>> {
+  const fast = check(value);
+  if (fast !== REJECT) return fast;
+  return judge(true, schema, value).then((verdict) => {
+    if (verdict.ok) return verdict.value;
+    throw new RequestValidationError(
+      `Invalid ${what}; nothing was sent. ${describeIssues(verdict.issues)}.`,
+      verdict.issues,
+    );
+  });
+}
+
+/**
+ * Validates a 2xx body: the value as the schema outputs it (unknown fields
+ * dropped), or {@link ResponseValidationError} rather than wrong data.
+ */
+export function validateOutput<N extends SchemaName>(
+  check: Check<Output<N>>,
+  schema: N,
   body: unknown,
   what: string,
   status: number,
-): z.output<S> {
-  if (!compiled.has(schema)) compiled.set(schema, compile(schema));
-  const check = compiled.get(schema);
-  if (check) {
-    const value = check(body);
-    if (value !== REJECT) return value as z.output<S>;
-  }
-  const result = schema.safeParse(body);
-  if (result.success) return result.data;
-  const issues = toIssues(result.error);
-  throw new ResponseValidationError(
-    `The service's response to ${what} (HTTP ${status}) does not match the API spec: ${describeIssues(issues)}.`,
-    { issues, status, cause: result.error },
-  );
+): Output<N> | Promise<Output<N>> {
+  const fast = check(body);
+  if (fast !== REJECT) return fast;
+  return judge(false, schema, body).then((verdict) => {
+    if (verdict.ok) return verdict.value;
+    throw new ResponseValidationError(
+      `The service's response to ${what} (HTTP ${status}) does not match the API spec: ${describeIssues(verdict.issues)}.`,
+      { issues: verdict.issues, status, cause: verdict.error },
+    );
+  });
 }

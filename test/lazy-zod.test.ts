@@ -1,0 +1,58 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
+
+// Zod is loaded only when a fast check declines a value. These tests hold the
+// build to that, and the client to typed errors when that load fails (a
+// browser chunk that cannot be fetched).
+
+const dist = new URL('../dist/', import.meta.url);
+
+describe('the Zod chunk', () => {
+  afterEach(() => {
+    vi.doUnmock('../src/validation/verdict.js');
+    vi.resetModules();
+  });
+
+  it('is not part of what importing the ESM build loads', () => {
+    const index = readFileSync(new URL('index.js', dist), 'utf8');
+    const chunk = readdirSync(dist).find((f) => /^verdict-\w+\.js$/.test(f));
+    expect(chunk, 'a verdict chunk is built').toBeDefined();
+    expect(index).not.toMatch(/^import\s[^(]*from/m);
+    expect(index).toContain(`import('./${chunk}')`);
+    expect(index).not.toContain('$ZodType');
+    expect(readFileSync(new URL(chunk!, dist), 'utf8')).toContain('$ZodType');
+  });
+
+  it('failing to load still gives typed errors, and nothing is sent for bad input', async () => {
+    vi.doMock('../src/validation/verdict.js', () => {
+      throw new Error('chunk failed to load');
+    });
+    vi.resetModules();
+    const { PetsClient, RequestValidationError, ResponseValidationError } = await import(
+      '../src/index.js'
+    );
+    const stub = scriptedFetch(json([{ ...rex, id: 'one' }]), json([rex]));
+    const client = new PetsClient({
+      apiKey: 'sk_test_lazy',
+      baseUrl: 'http://127.0.0.1:4010/v1',
+      fetch: stub.fetch,
+      logLevel: 'off',
+      maxRetries: 0,
+    });
+
+    const input = await client.listPets({ limit: 0 }).catch((e: unknown) => e);
+    expect(input).toBeInstanceOf(RequestValidationError);
+    expect((input as InstanceType<typeof RequestValidationError>).issues[0]?.code).toBe(
+      'validator_unavailable',
+    );
+    expect(stub.received).toHaveLength(0);
+
+    const output = await client.listPets().catch((e: unknown) => e);
+    expect(output).toBeInstanceOf(ResponseValidationError);
+    expect((output as Error).message).toMatch(/could not be loaded/);
+
+    // Valid values never need it.
+    await expect(client.listPets()).resolves.toEqual([rex]);
+  });
+});
