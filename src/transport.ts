@@ -61,15 +61,20 @@ export class Transport {
   readonly api: Client<paths>;
   readonly gate = new RateLimitGate();
   readonly #settings: TransportSettings;
+  readonly #custom: boolean;
   #rateLimit: RateLimitInfo | undefined;
 
   constructor(settings: TransportSettings) {
     this.#settings = settings;
     const authorization = `Bearer ${settings.apiKey}`;
     const custom = settings.fetch;
+    const headers = Object.fromEntries(settings.headers);
+    this.#custom = custom !== undefined;
     this.api = createClient<paths>({
       baseUrl: settings.baseUrl,
-      headers: Object.fromEntries(settings.headers),
+      ...(Object.keys(headers).length ? { headers } : {}),
+      // One serializer for every call (openapi-fetch would build one per call).
+      querySerializer,
       // openapi-fetch builds a Request per call and fetch() would build a second
       // one from it: a plain holder avoids both for the platform fetch.
       Request: PlainRequest as unknown as typeof Request,
@@ -96,26 +101,33 @@ export class Transport {
   ): Promise<{ body: unknown; status: number }> {
     const { log } = this.#settings;
     const controller = new AbortController();
+    // A custom fetch may ignore the signal: never wait for it past an abort.
+    // (The platform fetch rejects on abort by itself, body read included.)
+    let stop: ((reason: unknown) => void) | undefined;
+    const stopped = this.#custom
+      ? new Promise<never>((_, reject) => {
+          stop = reject;
+        })
+      : undefined;
+    const abort = (reason: unknown) => {
+      controller.abort(reason);
+      stop?.(reason);
+    };
     let timedOut = false;
     // A timeout beyond what setTimeout can hold means "no timeout".
     const timer =
       timeoutMs <= MAX_TIMER_MS
         ? setTimeout(() => {
             timedOut = true;
-            controller.abort(new Error(`timed out after ${timeoutMs} ms`));
+            abort(new Error(`timed out after ${timeoutMs} ms`));
           }, timeoutMs)
         : undefined;
-    const forward = () => controller.abort(signal?.reason);
+    const forward = () => abort(signal?.reason);
     signal?.addEventListener('abort', forward, { once: true });
     const started = log.enabled('debug') ? performance.now() : 0;
     try {
-      // A custom fetch may ignore the signal: never wait for it past an abort.
-      const aborted = new Promise<never>((_, reject) => {
-        controller.signal.addEventListener('abort', () => reject(controller.signal.reason), {
-          once: true,
-        });
-      });
-      const result = await Promise.race([call(this.api, controller.signal), aborted]);
+      const pending = call(this.api, controller.signal);
+      const result = await (stopped ? Promise.race([pending, stopped]) : pending);
       if (started) {
         const ms = Math.round(performance.now() - started);
         log.log('debug', `${request} -> ${result.response.status} in ${ms} ms`);
@@ -201,6 +213,17 @@ export class Transport {
     const text = JSON.stringify(body);
     return text.includes(this.#settings.apiKey) ? JSON.parse(this.#scrub(text)) : body;
   }
+}
+
+/** `limit=50&status=available`: the query of listPets holds only numbers and strings. */
+function querySerializer(query: Record<string, unknown>): string {
+  let search = '';
+  for (const key in query) {
+    const value = query[key];
+    if (value === undefined) continue;
+    search += `${search ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
+  }
+  return search;
 }
 
 function parseBody(request: string, text: string | undefined, status: number): unknown {

@@ -94,7 +94,7 @@ async function backOff(ctx: RetryContext, error: Error, failedAttempt: number): 
  */
 export async function withRetries<T>(ctx: RetryContext, attempt: () => Promise<T>): Promise<T> {
   try {
-    await waitForGate(ctx);
+    if (ctx.gate.closedAt(Date.now())) await waitForGate(ctx);
     try {
       return await attempt();
     } catch (error) {
