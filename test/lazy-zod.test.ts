@@ -24,6 +24,28 @@ describe('the Zod chunk', () => {
     expect(readFileSync(new URL(chunk!, dist), 'utf8')).toContain('$ZodType');
   });
 
+  it('loads under fake timers too: a declined value still rejects with the typed error', async () => {
+    vi.useFakeTimers();
+    try {
+      const built = (await import(
+        new URL('index.js', dist).href
+      )) as typeof import('../src/index.js');
+      const stub = scriptedFetch(json({ ...rex, id: 2 ** 53 }));
+      const client = new built.PetsClient({
+        apiKey: 'sk_test_lazy',
+        baseUrl: 'http://127.0.0.1:4010/v1',
+        fetch: stub.fetch,
+        logLevel: 'off',
+        deprecationWarnings: false,
+      });
+      const error = await client.getPet(1).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(built.ResponseValidationError);
+      expect((error as Error).message).toMatch(/id must be a safe integer/);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('failing to load still gives typed errors, and nothing is sent for bad input', async () => {
     vi.doMock('../src/validation/verdict.js', () => {
       throw new Error('chunk failed to load');
