@@ -229,9 +229,22 @@ function querySerializer(query: Record<string, unknown>): string {
   return search;
 }
 
-/** `/pets/{petId}` with `{ petId: 7 }` → `/pets/7`. */
+// A URL template split once into literal text at even indexes and parameter
+// names at odd ones: `…/pets/{petId}` → ['…/pets/', 'petId', ''].
+const templates = new Map<string, string[]>();
+
+/** `…/pets/{petId}` with `{ petId: 7 }` → `…/pets/7`. */
 function pathSerializer(url: string, path: Record<string, unknown>): string {
-  return url.replace(/\{([^{}]+)\}/g, (_, name: string) => encodeURIComponent(String(path[name])));
+  let parts = templates.get(url);
+  if (!parts) {
+    parts = url.split(/\{([^{}]+)\}/);
+    templates.set(url, parts);
+  }
+  let out = parts[0] ?? '';
+  for (let i = 1; i < parts.length; i += 2) {
+    out += encodeURIComponent(String(path[parts[i] as string])) + parts[i + 1];
+  }
+  return out;
 }
 
 function parseBody(request: string, text: string | undefined, status: number): unknown {
