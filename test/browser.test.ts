@@ -19,7 +19,7 @@ if (!available && !inCI) {
 }
 
 const PAGE_SCRIPT = `
-import { PetsClient, NotFoundError } from ${JSON.stringify(fileURLToPath(new URL('../dist/index.js', import.meta.url)))};
+import { PetsClient, NotFoundError, RequestValidationError } from ${JSON.stringify(fileURLToPath(new URL('../dist/index.js', import.meta.url)))};
 const baseUrl = new URLSearchParams(location.search).get('api');
 const run = async () => {
   const retries = [];
@@ -30,33 +30,41 @@ const run = async () => {
   const fetched = await client.getPet(created.id);
   const missing = await client.getPet(424242).catch((e) => e instanceof NotFoundError);
   const burst = await Promise.all([1, 2, 3].map(() => client.listPets({ limit: 1 })));
-  return { listed: listed.length, created, fetched, missing, burst: burst.length, retries, rateLimit: client.rateLimit && client.rateLimit.limit };
+  const invalid = await client.listPets({ limit: 0 }).catch((e) => e instanceof RequestValidationError && e.issues[0].path[0]);
+  return { listed: listed.length, created, fetched, missing, burst: burst.length, invalid, retries, rateLimit: client.rateLimit && client.rateLimit.limit };
 };
 run().then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e && e.stack || e) }; });
 `;
 
 let page: Server | undefined;
 let pageUrl = '';
+const served: string[] = [];
 let mock: MockServer | undefined;
 
 beforeAll(async () => {
   if (!available) return;
+  // Split like an application bundler (Vite, webpack) splits: the Zod chunk is
+  // its own file, fetched by the page only when a value is declined.
   const bundle = await build({
     stdin: { contents: PAGE_SCRIPT, resolveDir: process.cwd(), loader: 'js' },
     bundle: true,
+    splitting: true,
     format: 'esm',
     platform: 'browser',
+    outdir: '/app',
     write: false,
   });
-  const script = bundle.outputFiles[0]!.text;
+  const files = new Map(bundle.outputFiles.map((f) => [f.path.replace(/^.*\//, '/app/'), f.text]));
   page = createServer((request, response) => {
-    if (request.url?.startsWith('/app.js')) {
+    const script = files.get(request.url ?? '');
+    if (script !== undefined) {
+      served.push(request.url!);
       response.writeHead(200, { 'content-type': 'text/javascript' });
       response.end(script);
     } else {
       response.writeHead(200, { 'content-type': 'text/html' });
       response.end(
-        '<!doctype html><title>sdk</title><script type="module" src="/app.js"></script>',
+        '<!doctype html><title>sdk</title><script type="module" src="/app/stdin.js"></script>',
       );
     }
   });
@@ -127,8 +135,13 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
         fetched: { name: 'Chrome', categoryId: 9 },
         missing: true,
         burst: 3,
+        invalid: 'limit',
         rateLimit: 5,
       });
+      expect(
+        served.some((url) => /verdict/.test(url)),
+        'the Zod chunk is its own file',
+      ).toBe(true);
       expect(result.retries).toContain('retry-after');
       // The mock's clock runs ahead of the browser's: waits must follow its Date header.
       expect(logs.join('\n')).not.toMatch(/waits [6-9]\d{3} ms|waits \d{5,} ms/);

@@ -2,7 +2,8 @@
  * Runtime matrix from the packed tarball: installs it into a temporary project
  * and runs an ESM and a CommonJS consumer under Node 20 (this machine's), Node
  * 22 and 24 (npm packages node-<os>-<arch>@22/24), Bun and Deno (npm packages
- * bun, deno), each doing list/create/get against the loopback mock.
+ * bun, deno), each doing list/create/get against the loopback mock, and one
+ * call with a bad input, whose issues come from the lazily loaded Zod chunk.
  * Prints one line per runtime × module system; exits 1 if any fails.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
@@ -20,7 +21,10 @@ const created = await client.createPet({ name: 'Matrix', categoryId: 7, status: 
 const fetched = await client.getPet(created.id);
 let typed = false;
 try { await client.getPet(987654321); } catch (error) { typed = error instanceof sdk.NotFoundError && error instanceof sdk.AnimalStoreError; }
-if (listed.length !== 2 || fetched.name !== 'Matrix' || !typed) throw new Error('unexpected results');
+// A declined value loads Zod (a separate chunk in the ESM build) for the issues.
+let issues = [];
+try { await client.listPets({ limit: 0 }); } catch (error) { if (error instanceof sdk.RequestValidationError) issues = error.issues; }
+if (listed.length !== 2 || fetched.name !== 'Matrix' || !typed || issues[0]?.path[0] !== 'limit') throw new Error('unexpected results');
 console.log('ok');
 `;
 
