@@ -1,0 +1,40 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PetsClient } from '../src/index.js';
+import { json, PET, startFaultServer } from './helpers/fault-server.js';
+
+// What actually goes over the wire with the platform fetch (the default path,
+// which builds plain header objects and no Request of its own).
+
+let server: Awaited<ReturnType<typeof startFaultServer>> | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('requests through the platform fetch', () => {
+  it('carry the bearer key, the extra headers, the query, the path and a JSON body', async () => {
+    server = await startFaultServer([json(200, [PET]), json(201, PET), json(200, PET)]);
+    const client = new PetsClient({
+      apiKey: 'sk_wire_test',
+      baseUrl: server.url,
+      headers: { 'X-Trace': 'abc', 'Content-Type': 'text/plain' },
+      logLevel: 'off',
+      deprecationWarnings: false,
+    });
+    await client.listPets({ status: 'sold', limit: 5 });
+    await client.createPet({ name: 'Rex & Co', categoryId: 1 });
+    await client.getPet(7);
+    const [list, create, get] = server.arrivals;
+    expect(list).toMatchObject({ method: 'GET', url: '/v1/pets?status=sold&limit=5' });
+    expect(create).toMatchObject({ method: 'POST', url: '/v1/pets' });
+    expect(get).toMatchObject({ method: 'GET', url: '/v1/pets/7' });
+    for (const arrival of [list, create, get]) {
+      expect(arrival?.headers.authorization).toBe('Bearer sk_wire_test');
+      expect(arrival?.headers['x-trace']).toBe('abc');
+    }
+    // The body is JSON whatever the extra headers say.
+    expect(create?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(create?.body ?? '')).toEqual({ name: 'Rex & Co', categoryId: 1 });
+    expect(list?.body).toBe('');
+  });
+});
