@@ -3,8 +3,9 @@
  * same run, interleaved and warmed up. Writes bench/RESULTS.md.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import createClient from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
@@ -218,20 +219,33 @@ for (let i = 0; i < (QUICK ? 12 : 40); i++) {
   coldSdk.push(sdk);
   coldDiff.push(sdk - base);
 }
-// The same import timed inside the process, free of process start-up noise.
-const importMs = Array.from({ length: QUICK ? 8 : 20 }, () =>
+// The same import timed inside the process, free of process start-up noise,
+// next to an empty ESM package installed alongside: the floor any package pays.
+const emptyPackage = join(project, 'node_modules', 'bench-empty-package');
+mkdirSync(emptyPackage, { recursive: true });
+writeFileSync(
+  join(emptyPackage, 'package.json'),
+  JSON.stringify({ name: 'bench-empty-package', type: 'module', exports: './index.js' }),
+);
+writeFileSync(join(emptyPackage, 'index.js'), 'export {};\n');
+const importTime = (specifier: string) =>
   Number(
     execFileSync(
       process.execPath,
       [
         '--input-type=module',
         '-e',
-        "const t = performance.now(); await import('@animal-store/sdk'); console.log(performance.now() - t);",
+        `const t = performance.now(); await import('${specifier}'); console.log(performance.now() - t);`,
       ],
       { cwd: project, encoding: 'utf8' },
     ),
-  ),
-);
+  );
+const importMs: number[] = [];
+const emptyImportMs: number[] = [];
+for (let i = 0; i < (QUICK ? 8 : 20); i++) {
+  importMs.push(importTime('@animal-store/sdk'));
+  emptyImportMs.push(importTime('bench-empty-package'));
+}
 
 // --- report ---------------------------------------------------------------------------------------
 const ms = (x: number) => `${x.toFixed(3)} ms`;
@@ -320,7 +334,7 @@ target(
 const cold = median(coldDiff);
 rows.push(
   '',
-  `Cold import of the installed tarball: \`node -e "import '@animal-store/sdk'"\` ${ms(median(coldSdk))} vs \`node -e ""\` ${ms(median(coldBase))}; median of ${coldDiff.length} paired differences **+${cold.toFixed(1)} ms**. Timed inside the process, \`await import('@animal-store/sdk')\` takes ${ms(median(importMs))} (median of ${importMs.length}).`,
+  `Cold import of the installed tarball: \`node -e "import '@animal-store/sdk'"\` ${ms(median(coldSdk))} vs \`node -e ""\` ${ms(median(coldBase))}; median of ${coldDiff.length} paired differences **+${cold.toFixed(1)} ms**. Timed inside the process (medians of ${importMs.length}), \`await import('@animal-store/sdk')\` takes ${ms(median(importMs))}, and the same import of an empty ESM package installed alongside ${ms(median(emptyImportMs))}: the SDK itself costs **+${(median(importMs) - median(emptyImportMs)).toFixed(1)} ms** over that floor.`,
 );
 target('cold import over node -e ""', `+${cold.toFixed(1)} ms`, cold <= 10, '≤ +10 ms');
 
