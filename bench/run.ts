@@ -205,22 +205,7 @@ const time = (code: string) => {
   execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd: project });
   return performance.now() - t;
 };
-// Each sample is a pair run back to back, in alternating order, so that the
-// machine's slow and fast moments cancel; the median difference counts.
-const coldBase: number[] = [];
-const coldSdk: number[] = [];
-const coldDiff: number[] = [];
-for (let i = 0; i < (QUICK ? 12 : 40); i++) {
-  const sdkFirst = i % 2 === 1;
-  const first = time(sdkFirst ? "import '@animal-store/sdk';" : '');
-  const second = time(sdkFirst ? '' : "import '@animal-store/sdk';");
-  const [base, sdk] = sdkFirst ? [second, first] : [first, second];
-  coldBase.push(base);
-  coldSdk.push(sdk);
-  coldDiff.push(sdk - base);
-}
-// The same import timed inside the process, free of process start-up noise,
-// next to an empty ESM package installed alongside: the floor any package pays.
+// An empty ESM package installed alongside: the floor any package pays.
 const emptyPackage = join(project, 'node_modules', 'bench-empty-package');
 mkdirSync(emptyPackage, { recursive: true });
 writeFileSync(
@@ -228,6 +213,27 @@ writeFileSync(
   JSON.stringify({ name: 'bench-empty-package', type: 'module', exports: './index.js' }),
 );
 writeFileSync(join(emptyPackage, 'index.js'), 'export {};\n');
+// Each sample runs `node -e ""`, the SDK's import and the empty package's back
+// to back, in rotating order, so that the machine's slow and fast moments
+// cancel; the median difference counts.
+const coldCases = {
+  base: '',
+  sdk: "import '@animal-store/sdk';",
+  empty: "import 'bench-empty-package';",
+};
+const coldTimes = { base: [] as number[], sdk: [] as number[], empty: [] as number[] };
+const coldDiff: number[] = [];
+const emptyDiff: number[] = [];
+for (let i = 0; i < (QUICK ? 12 : 40); i++) {
+  const sample = { base: 0, sdk: 0, empty: 0 };
+  for (const key of rotate(Object.keys(coldCases) as (keyof typeof coldCases)[], i)) {
+    sample[key] = time(coldCases[key]);
+    coldTimes[key].push(sample[key]);
+  }
+  coldDiff.push(sample.sdk - sample.base);
+  emptyDiff.push(sample.empty - sample.base);
+}
+// The same imports timed inside the process, free of process start-up noise.
 const importTime = (specifier: string) =>
   Number(
     execFileSync(
@@ -334,7 +340,7 @@ target(
 const cold = median(coldDiff);
 rows.push(
   '',
-  `Cold import of the installed tarball: \`node -e "import '@animal-store/sdk'"\` ${ms(median(coldSdk))} vs \`node -e ""\` ${ms(median(coldBase))}; median of ${coldDiff.length} paired differences **+${cold.toFixed(1)} ms**. Timed inside the process (medians of ${importMs.length}), \`await import('@animal-store/sdk')\` takes ${ms(median(importMs))}, and the same import of an empty ESM package installed alongside ${ms(median(emptyImportMs))}: the SDK itself costs **+${(median(importMs) - median(emptyImportMs)).toFixed(1)} ms** over that floor.`,
+  `Cold import of the installed tarball: \`node -e "import '@animal-store/sdk'"\` ${ms(median(coldTimes.sdk))} vs \`node -e ""\` ${ms(median(coldTimes.base))}; median of ${coldDiff.length} paired differences **+${cold.toFixed(1)} ms** (an empty ESM package: +${median(emptyDiff).toFixed(1)} ms). Timed inside the process (medians of ${importMs.length}), \`await import('@animal-store/sdk')\` takes ${ms(median(importMs))}, and the same import of an empty ESM package installed alongside ${ms(median(emptyImportMs))}: the SDK itself costs **+${(median(importMs) - median(emptyImportMs)).toFixed(1)} ms** over that floor.`,
 );
 target('cold import over node -e ""', `+${cold.toFixed(1)} ms`, cold <= 10, '≤ +10 ms');
 
