@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import createClient from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
-import { checkPets } from '../src/validation/fast.js';
+import { checkNewPet, checkPet, checkPets } from '../src/validation/fast.js';
 import { PetsSchema } from '../src/validation/schemas.js';
 import { installInto, packTarball } from '../test/package/pack.js';
 import { BUDGET, measureBundle } from '../test/package/size.js';
@@ -53,6 +53,33 @@ const raw: Runner = {
       body: JSON.stringify(newPet),
     }).then((r) => r.json()),
 };
+// The floor of any client that behaves like this SDK: raw fetch plus what the
+// contract needs on every call (a per-attempt timeout that aborts the request,
+// and the response checked against the spec), with nothing else.
+const withTimeout = <T>(send: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 30_000);
+  return send(controller.signal).finally(() => clearTimeout(timer));
+};
+const floor: Runner = {
+  'listPets(100)': () =>
+    withTimeout((signal) =>
+      fetch(`${base}/pets?limit=100`, { headers: auth, signal }).then((r) => r.json()),
+    ).then(checkPets),
+  getPet: () =>
+    withTimeout((signal) =>
+      fetch(`${base}/pets/1`, { headers: auth, signal }).then((r) => r.json()),
+    ).then(checkPet),
+  createPet: () =>
+    withTimeout((signal) =>
+      fetch(`${base}/pets`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json' },
+        body: JSON.stringify(checkNewPet(newPet)),
+        signal,
+      }).then((r) => r.json()),
+    ).then(checkPet),
+};
 const api = createClient<paths>({ baseUrl: base, headers: auth });
 const bare: Runner = {
   'listPets(100)': () => api.GET('/pets', { params: { query: { limit: 100 } } }),
@@ -65,7 +92,12 @@ const ours: Runner = {
   getPet: () => client.getPet(1),
   createPet: () => client.createPet(newPet),
 };
-const clients = { 'raw fetch': raw, 'openapi-fetch': bare, '@animal-store/sdk': ours } as const;
+const clients = {
+  'raw fetch': raw,
+  'fetch + timeout + checks (floor)': floor,
+  'openapi-fetch': bare,
+  '@animal-store/sdk': ours,
+} as const;
 type Name = keyof typeof clients;
 const names = Object.keys(clients) as Name[];
 
@@ -149,6 +181,10 @@ const stubOption = new PetsClient({
 const stubApi = createClient<paths>({ baseUrl: base, headers: auth });
 const stubRuns = {
   raw: () => fetch(`${base}/pets/1`, { headers: auth }).then((r) => r.json()),
+  floor: () =>
+    withTimeout((signal) =>
+      fetch(`${base}/pets/1`, { headers: auth, signal }).then((r) => r.json()),
+    ).then(checkPet),
   bare: () => stubApi.GET('/pets/{petId}', { params: { path: { petId: 1 } } }),
   platform: () => stubPlatform.getPet(1),
   option: () => stubOption.getPet(1),
@@ -161,6 +197,7 @@ async function perCall(run: () => Promise<unknown>, n: number): Promise<number> 
 const STUB_N = 300;
 const stubTimes = {
   raw: [] as number[],
+  floor: [] as number[],
   bare: [] as number[],
   platform: [] as number[],
   option: [] as number[],
@@ -308,6 +345,7 @@ rows.push(
   '| getPet with a stub fetch (no network) | µs per call | overhead |',
   '|---|---|---|',
   `| raw: stub + res.json() | ${median(stubTimes.raw).toFixed(2)} | |`,
+  `| fetch + timeout + checks (floor) | ${median(stubTimes.floor).toFixed(2)} | +${(median(stubTimes.floor) - median(stubTimes.raw)).toFixed(2)} |`,
   `| openapi-fetch alone, no validation | ${median(stubTimes.bare).toFixed(2)} | +${(median(stubTimes.bare) - median(stubTimes.raw)).toFixed(2)} |`,
   `| @animal-store/sdk, platform fetch (the default) | ${median(stubTimes.platform).toFixed(2)} | +${overhead.toFixed(2)} |`,
   `| @animal-store/sdk, fetch option (gets a Request) | ${median(stubTimes.option).toFixed(2)} | +${optionOverhead.toFixed(2)} |`,
