@@ -1,4 +1,4 @@
-import createClient, { type Client } from 'openapi-fetch';
+import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
 import { redact } from './auth.js';
 import { AnimalStoreError } from './errors/AnimalStoreError.js';
@@ -61,7 +61,6 @@ export class Transport {
   readonly api: Client<paths>;
   readonly gate = new RateLimitGate();
   readonly #settings: TransportSettings;
-  readonly #custom: boolean;
   #rateLimit: RateLimitInfo | undefined;
 
   constructor(settings: TransportSettings) {
@@ -71,12 +70,10 @@ export class Transport {
     // Plain objects: fetch copies them faster than a Headers.
     const headers = { ...Object.fromEntries(settings.headers), authorization };
     const jsonHeaders = { ...headers, 'content-type': 'application/json' };
-    this.#custom = custom !== undefined;
     this.api = createClient<paths>({
       baseUrl: settings.baseUrl,
-      // One serializer of each kind for every call (openapi-fetch would build one per call).
-      querySerializer,
-      pathSerializer,
+      // Built once: given options instead, openapi-fetch builds one per call.
+      querySerializer: createQuerySerializer(),
       // openapi-fetch builds a Request per call and fetch() would build a second
       // one from it: a plain holder avoids both for the platform fetch.
       Request: PlainRequest as unknown as typeof Request,
@@ -107,7 +104,7 @@ export class Transport {
     // A custom fetch may ignore the signal: never wait for it past an abort.
     // (The platform fetch rejects on abort by itself, body read included.)
     let stop: ((reason: unknown) => void) | undefined;
-    const stopped = this.#custom
+    const stopped = this.#settings.fetch
       ? new Promise<never>((_, reject) => {
           stop = reject;
         })
@@ -216,35 +213,6 @@ export class Transport {
     const text = JSON.stringify(body);
     return text.includes(this.#settings.apiKey) ? JSON.parse(this.#scrub(text)) : body;
   }
-}
-
-/** `limit=50&status=available`: the query of listPets holds only numbers and strings. */
-function querySerializer(query: Record<string, unknown>): string {
-  let search = '';
-  for (const key in query) {
-    const value = query[key];
-    if (value === undefined) continue;
-    search += `${search ? '&' : ''}${encodeURIComponent(key)}=${encodeURIComponent(String(value))}`;
-  }
-  return search;
-}
-
-// A URL template split once into literal text at even indexes and parameter
-// names at odd ones: `…/pets/{petId}` → ['…/pets/', 'petId', ''].
-const templates = new Map<string, string[]>();
-
-/** `…/pets/{petId}` with `{ petId: 7 }` → `…/pets/7`. */
-function pathSerializer(url: string, path: Record<string, unknown>): string {
-  let parts = templates.get(url);
-  if (!parts) {
-    parts = url.split(/\{([^{}]+)\}/);
-    templates.set(url, parts);
-  }
-  let out = parts[0] ?? '';
-  for (let i = 1; i < parts.length; i += 2) {
-    out += encodeURIComponent(String(path[parts[i] as string])) + parts[i + 1];
-  }
-  return out;
 }
 
 function parseBody(request: string, text: string | undefined, status: number): unknown {
