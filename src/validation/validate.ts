@@ -31,6 +31,22 @@ async function judge<N extends SchemaName>(
   }
 }
 
+/** The fast check's value, or Zod's verdict on what it declines; `fail` builds the error. */
+function validate<N extends SchemaName>(
+  check: Check<Output<N>>,
+  schema: N,
+  value: unknown,
+  input: boolean,
+  fail: (issues: ValidationIssue[], cause: unknown) => Error,
+): Output<N> | Promise<Output<N>> {
+  const fast = check(value);
+  if (fast !== REJECT) return fast;
+  return judge(input, schema, value).then((verdict) => {
+    if (verdict.ok) return verdict.value;
+    throw fail(verdict.issues, verdict.error);
+  });
+}
+
 /**
  * Validates a method's input: synchronously when the fast check accepts it,
  * otherwise Zod decides and {@link RequestValidationError} says what to fix.
@@ -42,14 +58,9 @@ export function validateInput<N extends SchemaName>(
   value: unknown,
   what: string,
 ): Output<N> | Promise<Output<N>> {
-  const fast = check(value);
-  if (fast !== REJECT) return fast;
-  return judge(true, schema, value).then((verdict) => {
-    if (verdict.ok) return verdict.value;
-    throw new RequestValidationError(
-      `Invalid ${what}; nothing was sent. ${describeIssues(verdict.issues)}.`,
-      verdict.issues,
-    );
+  return validate(check, schema, value, true, (issues) => {
+    const message = `Invalid ${what}; nothing was sent. ${describeIssues(issues)}.`;
+    return new RequestValidationError(message, issues);
   });
 }
 
@@ -64,13 +75,8 @@ export function validateOutput<N extends SchemaName>(
   what: string,
   status: number,
 ): Output<N> | Promise<Output<N>> {
-  const fast = check(body);
-  if (fast !== REJECT) return fast;
-  return judge(false, schema, body).then((verdict) => {
-    if (verdict.ok) return verdict.value;
-    throw new ResponseValidationError(
-      `The service's response to ${what} (HTTP ${status}) does not match the API spec: ${describeIssues(verdict.issues)}.`,
-      { issues: verdict.issues, status, cause: verdict.error },
-    );
+  return validate(check, schema, body, false, (issues, cause) => {
+    const message = `The service's response to ${what} (HTTP ${status}) does not match the API spec: ${describeIssues(issues)}.`;
+    return new ResponseValidationError(message, { issues, status, cause });
   });
 }
