@@ -50,6 +50,16 @@ describe('input validation', () => {
     expect(new URL(stub.received[0]!.request.url).search).toBe('');
   });
 
+  it('treats an explicit undefined as not given when Zod names the issues too', async () => {
+    const { stub, client } = stubbed();
+    const error = await client
+      .listPets({ limit: 0, status: undefined } as never)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues.map((i) => i.path)).toEqual([['limit']]);
+    expect(stub.received).toHaveLength(0);
+  });
+
   it.each([
     [{ categoryId: 1 }, 'name'],
     [{ name: 'Rex' }, 'categoryId'],
