@@ -102,15 +102,12 @@ export async function withRetries<T>(ctx: RetryContext, attempt: () => Promise<T
         throw error;
       }
     }
-    let retried = true;
+    // p-retry asks only while retries are left; backOff decides and does the waiting.
     return await pRetry(attempt, {
       retries: ctx.maxRetries - 1,
       minTimeout: 0,
       maxTimeout: 0,
-      onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-        retried = retriesLeft > 0 && (await backOff(ctx, error, attemptNumber + 1));
-      },
-      shouldRetry: () => retried,
+      shouldRetry: ({ error, attemptNumber }) => backOff(ctx, error, attemptNumber + 1),
     });
   } catch (error) {
     if (ctx.signal?.aborted) throw ctx.signal.reason;
