@@ -89,8 +89,8 @@ async function backOff(ctx: RetryContext, error: Error, failedAttempt: number): 
  * Runs `attempt` under the retry policy: waits what the service demands (never
  * less), backs off exponentially otherwise, fails fast on waits longer than
  * `maxRetryDelayMs`, and rejects with the signal's reason the moment the
- * caller aborts. The retries run on p-retry; the first attempt runs without it,
- * since its bookkeeping cost about a tenth of a successful call's CPU time.
+ * caller aborts. The retries run on p-retry; the first attempt runs without it:
+ * through p-retry, a call cost 5.5–10 µs more (stub fetch, Node 20).
  */
 export async function withRetries<T>(ctx: RetryContext, attempt: () => Promise<T>): Promise<T> {
   try {
