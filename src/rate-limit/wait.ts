@@ -14,7 +14,7 @@ const SKEW_TOLERANCE_MS = 2_000;
  * skewed, and `X-RateLimit-Reset` or an HTTP-date `Retry-After` are in the
  * server's time), else the local clock.
  */
-export function serverNow(headers: Headers, nowMs: number): number {
+function serverNow(headers: Headers, nowMs: number): number {
   const date = headers.get('date');
   if (date === null) return nowMs;
   const at = Date.parse(date);

@@ -25,7 +25,7 @@ export interface RetryContext {
  * requests remain), so that it does not spend a request on a certain 429. A
  * hold longer than `maxRetryDelayMs` fails at once with {@link RateLimitError}.
  */
-export async function waitForGate(ctx: RetryContext): Promise<void> {
+async function waitForGate(ctx: RetryContext): Promise<void> {
   for (;;) {
     const closure = ctx.gate.closedAt(Date.now());
     if (!closure) return;
