@@ -4,7 +4,10 @@ export interface ValidationIssue {
   readonly path: readonly PropertyKey[];
   /** What is wrong, in words. */
   readonly message: string;
-  /** Zod's issue code, e.g. `too_big` or `invalid_type`. */
+  /**
+   * Zod's issue code, e.g. `too_big` or `invalid_type`; or `invalid_json` (a 2xx body
+   * that is not JSON) or `validator_unavailable` (the validator could not be loaded).
+   */
   readonly code: string;
 }
 
