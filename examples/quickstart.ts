@@ -23,7 +23,9 @@ if (values.env !== undefined && !Object.hasOwn(environments, values.env)) {
 
 const onRetry = (info: RetryInfo) =>
   console.log(
-    `   ↻ ${info.operation}: attempt ${info.attempt} got ${info.error.name}; waiting ${info.delayMs} ms (${info.reason})`,
+    info.error
+      ? `   ↻ ${info.operation}: attempt ${info.attempt} got ${info.error.name}; waiting ${info.delayMs} ms (${info.reason})`
+      : `   ⏸ ${info.operation}: held before sending, up to ${info.delayMs} ms (${info.reason})`,
   );
 
 let mock: MockServer | undefined;

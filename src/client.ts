@@ -1,4 +1,8 @@
 import { resolveApiKey } from './auth.js';
+import { CallContext } from './call/context.js';
+import { OPERATIONS } from './call/operations.js';
+import { runCall } from './call/run.js';
+import { Transport } from './call/transport.js';
 import { warnDeprecatedOnce } from './deprecation.js';
 import { AnimalStoreError } from './errors/AnimalStoreError.js';
 import { LevelLogger } from './logger.js';
@@ -9,23 +13,13 @@ import {
   checkLogLevel,
   checkMaxRetries,
   DEFAULTS,
-  type OperationName,
   type RequestOptions,
-  type RetryInfo,
   resolveBaseUrl,
 } from './options.js';
-import type { RateLimitInfo } from './rate-limit/parse.js';
-import { withRetries } from './retry/run.js';
-import { type Call, Transport } from './transport.js';
+import { bucketName } from './quota/bucket.js';
+import { defaultQuotaStore, Quota } from './quota/Quota.js';
+import type { RateLimitInfo } from './timing.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
-import {
-  checkListPetsParams,
-  checkNewPet,
-  checkPet,
-  checkPetId,
-  checkPets,
-} from './validation/fast.js';
-import { validateInput, validateOutput } from './validation/validate.js';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
@@ -58,12 +52,7 @@ function warnBrowserOnce(log: LevelLogger): void {
 export class PetsClient {
   /** Base address every request goes to, ending in `/v1` for the built-in environments. */
   readonly baseUrl: string;
-  readonly #transport: Transport;
-  readonly #maxRetries: number;
-  readonly #maxRetryDelayMs: number;
-  readonly #timeoutMs: number;
-  readonly #onRetry: ((info: RetryInfo) => void) | undefined;
-  readonly #log: LevelLogger;
+  readonly #context: CallContext;
   readonly #deprecationWarnings: boolean;
 
   /**
@@ -72,38 +61,55 @@ export class PetsClient {
   constructor(options: ClientOptions = {}) {
     const apiKey = resolveApiKey(options.apiKey);
     this.baseUrl = resolveBaseUrl(options);
-    this.#maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULTS.maxRetries, 'maxRetries');
-    this.#maxRetryDelayMs = checkDuration(
+    const maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULTS.maxRetries, 'maxRetries');
+    const maxRetryDelayMs = checkDuration(
       options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
       'maxRetryDelayMs',
       0,
     );
-    this.#timeoutMs = checkDuration(options.timeoutMs ?? DEFAULTS.timeoutMs, 'timeoutMs', 1);
+    const timeoutMs = checkDuration(options.timeoutMs ?? DEFAULTS.timeoutMs, 'timeoutMs', 1);
     if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
       throw new AnimalStoreError('Invalid onRetry: expected a function.');
     }
-    this.#onRetry = options.onRetry;
-    this.#log = new LevelLogger(checkLogLevel(options.logLevel), options.logger ?? console, apiKey);
+    const log = new LevelLogger(checkLogLevel(options.logLevel), options.logger ?? console, apiKey);
     this.#deprecationWarnings = options.deprecationWarnings ?? true;
-    if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(this.#log);
+    if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(log);
     if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {
       throw new AnimalStoreError(
         'No fetch available: pass a fetch implementation as the fetch option.',
       );
     }
-    this.#transport = new Transport({
+    const store = options.quotaStore ?? defaultQuotaStore();
+    if (
+      typeof store?.admit !== 'function' ||
+      typeof store.observe !== 'function' ||
+      typeof store.release !== 'function'
+    ) {
+      throw new AnimalStoreError(
+        'Invalid quotaStore: expected an object with admit, observe and release methods (a QuotaStore).',
+      );
+    }
+    this.#context = new CallContext({
       baseUrl: this.baseUrl,
       apiKey,
-      fetch: options.fetch,
-      headers: checkHeaders(options.headers),
-      maxRetryDelayMs: this.#maxRetryDelayMs,
-      log: this.#log,
+      transport: new Transport({
+        baseUrl: this.baseUrl,
+        apiKey,
+        fetch: options.fetch,
+        headers: checkHeaders(options.headers),
+      }),
+      quota: new Quota(store, bucketName(apiKey, this.baseUrl)),
+      maxRetries,
+      maxRetryDelayMs,
+      timeoutMs,
+      log,
+      onRetry: options.onRetry,
     });
   }
 
   /** The last `X-RateLimit-*` values the service sent, or `undefined` before any response. */
   get rateLimit(): RateLimitInfo | undefined {
-    return this.#transport.rateLimit;
+    return this.#context.rateLimit;
   }
 
   /**
@@ -115,18 +121,8 @@ export class PetsClient {
    * ```
    * @throws {RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
    */
-  async listPets(params: ListPetsParams = {}, options: RequestOptions = {}): Promise<Pet[]> {
-    const query = await validateInput(
-      checkListPetsParams,
-      'ListPetsParams',
-      params,
-      'listPets parameters',
-    );
-    const target = `GET ${this.baseUrl}/pets`;
-    const body = await this.#send('listPets', 'GET', target, options, (api, signal) =>
-      api.GET('/pets', { params: { query }, parseAs: 'text', signal }),
-    );
-    return validateOutput(checkPets, 'Pets', body.body, 'listPets', body.status);
+  listPets(params: ListPetsParams = {}, options: RequestOptions = {}): Promise<Pet[]> {
+    return runCall(this.#context, OPERATIONS.listPets, params, options);
   }
 
   /**
@@ -139,13 +135,8 @@ export class PetsClient {
    * ```
    * @throws {RequestValidationError} when the body is invalid (nothing is sent).
    */
-  async createPet(pet: NewPet, options: RequestOptions = {}): Promise<Pet> {
-    const body = await validateInput(checkNewPet, 'NewPet', pet, 'createPet body');
-    const target = `POST ${this.baseUrl}/pets`;
-    const result = await this.#send('createPet', 'POST', target, options, (api, signal) =>
-      api.POST('/pets', { body, parseAs: 'text', signal }),
-    );
-    return validateOutput(checkPet, 'Pet', result.body, 'createPet', result.status);
+  createPet(pet: NewPet, options: RequestOptions = {}): Promise<Pet> {
+    return runCall(this.#context, OPERATIONS.createPet, pet, options);
   }
 
   /**
@@ -157,51 +148,14 @@ export class PetsClient {
    * @throws {NotFoundError} when no animal has this id.
    * @throws {RequestValidationError} when `petId` is not a safe integer (nothing is sent).
    */
-  async getPet(petId: number, options: RequestOptions = {}): Promise<Pet> {
-    const id = await validateInput(checkPetId, 'PetId', petId, 'getPet petId');
+  getPet(petId: number, options: RequestOptions = {}): Promise<Pet> {
     if (this.#deprecationWarnings) {
       warnDeprecatedOnce(
         'ANIMAL_STORE_GET_PET_DEPRECATED',
         'PetsClient.getPet (GET /pets/{petId}) is deprecated and will be removed on 2030-12-05; use listPets({ status }) instead.',
       );
     }
-    const target = `GET ${this.baseUrl}/pets/${id}`;
-    const result = await this.#send('getPet', 'GET', target, options, (api, signal) =>
-      api.GET('/pets/{petId}', { params: { path: { petId: id } }, parseAs: 'text', signal }),
-    );
-    return validateOutput(checkPet, 'Pet', result.body, 'getPet', result.status);
-  }
-
-  #send(
-    operation: OperationName,
-    method: 'GET' | 'POST',
-    target: string,
-    options: RequestOptions,
-    call: Call,
-  ): Promise<{ body: unknown; status: number }> {
-    const maxRetries =
-      options.maxRetries === undefined
-        ? this.#maxRetries
-        : checkMaxRetries(options.maxRetries, `${operation} option maxRetries`);
-    const timeoutMs =
-      options.timeoutMs === undefined
-        ? this.#timeoutMs
-        : checkDuration(options.timeoutMs, `${operation} option timeoutMs`, 1);
-    const { signal } = options;
-    signal?.throwIfAborted();
-    return withRetries(
-      {
-        operation,
-        method,
-        maxRetries,
-        maxRetryDelayMs: this.#maxRetryDelayMs,
-        signal,
-        gate: this.#transport.gate,
-        log: this.#log,
-        onRetry: this.#onRetry,
-      },
-      () => this.#transport.attempt(target, call, timeoutMs, signal),
-    );
+    return runCall(this.#context, OPERATIONS.getPet, petId, options);
   }
 
   /** A summary without secrets. */
@@ -209,9 +163,9 @@ export class PetsClient {
     return {
       baseUrl: this.baseUrl,
       apiKey: '[redacted]',
-      maxRetries: this.#maxRetries,
-      maxRetryDelayMs: this.#maxRetryDelayMs,
-      timeoutMs: this.#timeoutMs,
+      maxRetries: this.#context.maxRetries,
+      maxRetryDelayMs: this.#context.maxRetryDelayMs,
+      timeoutMs: this.#context.timeoutMs,
     };
   }
 

@@ -16,7 +16,14 @@ export { ServerError } from './errors/ServerError.js';
 export { TimeoutError } from './errors/TimeoutError.js';
 export type { ValidationIssue } from './errors/ValidationIssue.js';
 export type { Logger, LogLevel } from './logger.js';
-export type { ClientOptions, OperationName, RequestOptions, RetryInfo } from './options.js';
-export type { RateLimitInfo } from './rate-limit/parse.js';
-export type { RetryReason } from './retry/policy.js';
+export type {
+  ClientOptions,
+  OperationName,
+  RequestOptions,
+  RetryInfo,
+  RetryReason,
+} from './options.js';
+export { MemoryQuotaStore } from './quota/MemoryQuotaStore.js';
+export type { Admission, HoldReason, Observation, QuotaStore } from './quota/store.js';
+export type { RateLimitInfo, WindowReport } from './timing.js';
 export type { ErrorBody, ListPetsParams, NewPet, Pet, PetStatus } from './types.js';

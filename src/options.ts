@@ -1,23 +1,42 @@
 import { type Environment, environments } from './environments.js';
 import { AnimalStoreError } from './errors/AnimalStoreError.js';
 import { isLogLevel, type Logger, type LogLevel } from './logger.js';
-import type { RetryReason } from './retry/policy.js';
+import type { HoldReason, QuotaStore } from './quota/store.js';
 
 /** Name of a client method, as reported to `onRetry`. */
 export type OperationName = 'listPets' | 'createPet' | 'getPet';
 
-/** What `onRetry` is told before every wait between attempts. */
+/**
+ * Why the client waits. Before a retry: the service's `Retry-After`
+ * (`'retry-after'`), its rate-limit reset (`'rate-limit-reset'`), back-off
+ * after a 429 that said neither (`'rate-limited'`), a 5xx (`'server-error'`),
+ * a network failure (`'connection-error'`) or a timeout (`'timeout'`). Before
+ * a request is sent at all, a hold by the key's quota: see {@link HoldReason}.
+ */
+export type RetryReason =
+  | 'retry-after'
+  | 'rate-limit-reset'
+  | 'rate-limited'
+  | 'server-error'
+  | 'connection-error'
+  | 'timeout'
+  | HoldReason;
+
+/** What `onRetry` is told before every wait: between attempts, and before a held request is sent. */
 export interface RetryInfo {
-  /** The method being retried. */
+  /** The method that waits. */
   readonly operation: OperationName;
-  /** The attempt that just failed, 1-based. */
+  /** Attempts sent so far: the one that just failed (1-based), or, for a hold, those before it (0 before the first). */
   readonly attempt: number;
-  /** How long the client waits before the next attempt. */
+  /**
+   * How long the client waits. For a hold until a response in flight arrives
+   * (`'budget-unknown'`), the longest it may wait.
+   */
   readonly delayMs: number;
-  /** Why it waits: the service's `Retry-After`, its rate-limit reset, or back-off after a 429 without either, a 5xx, a connection error or a timeout. */
+  /** Why it waits. */
   readonly reason: RetryReason;
-  /** The failure of that attempt. */
-  readonly error: Error;
+  /** The failure of the attempt before a retry; absent for a hold. */
+  readonly error?: Error;
 }
 
 /** Options of {@link PetsClient}. Every one is optional. */
@@ -61,8 +80,16 @@ export interface ClientOptions {
   fetch?: ((input: Request, init?: RequestInit) => Promise<Response>) | undefined;
   /** Extra headers sent with every request. `Authorization` is reserved for the key. */
   headers?: Record<string, string> | undefined;
-  /** Called before every wait between attempts, to see and log each back-off decision. */
+  /** Called before every wait (between attempts, and before a held request is sent), to see and log each decision. */
   onRetry?: ((info: RetryInfo) => void) | undefined;
+  /**
+   * Where the key's budget lives. By default, one in-memory store per process,
+   * so that clients with the same key and base URL share one budget and one
+   * cooldown. Pass `new MemoryQuotaStore()` for a budget of this client's own,
+   * or a store shared by many processes (`@animal-store/sdk/redis`).
+   * @default the process-wide MemoryQuotaStore
+   */
+  quotaStore?: QuotaStore | undefined;
   /**
    * How much to log: one line per request at `debug`, one per retry at `info`.
    * @default 'warn'

@@ -89,17 +89,18 @@ describe('errors', () => {
   });
 
   it('carries the rate-limit headers of the failed response', async () => {
+    const reset = Math.floor(Date.now() / 1000) + 30;
     const error = await failure(
       apiError(401, {
         'x-ratelimit-limit': '60',
         'x-ratelimit-remaining': '7',
-        'x-ratelimit-reset': '2000000000',
+        'x-ratelimit-reset': String(reset),
       }),
     );
     expect(error.rateLimit).toEqual({
       limit: 60,
       remaining: 7,
-      resetAt: new Date(2_000_000_000_000),
+      resetAt: new Date(reset * 1000),
     });
   });
 

@@ -1,7 +1,13 @@
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { AnimalStoreError, type NewPet, PetsClient, RequestValidationError } from '../src/index.js';
+import {
+  AnimalStoreError,
+  MemoryQuotaStore,
+  type NewPet,
+  PetsClient,
+  RequestValidationError,
+} from '../src/index.js';
 import { useFakeTime } from './helpers/fake-time.js';
 
 // Property-based fuzzing: arbitrary statuses, headers and bodies from the
@@ -123,6 +129,7 @@ async function settleWithin<T>(
 
 const newClient = (fetch: (input: Request) => Promise<Response>) =>
   new PetsClient({
+    quotaStore: new MemoryQuotaStore(),
     apiKey: KEY,
     baseUrl: 'http://127.0.0.1:9/v1',
     fetch,

@@ -1,4 +1,4 @@
-import type { RateLimitInfo } from '../rate-limit/parse.js';
+import type { RateLimitInfo } from '../timing.js';
 import { AnimalStoreError } from './AnimalStoreError.js';
 
 /** What every {@link ApiError} carries about the response that caused it. */

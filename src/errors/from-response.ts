@@ -1,4 +1,4 @@
-import type { RateLimitInfo } from '../rate-limit/parse.js';
+import type { RateLimitInfo } from '../timing.js';
 import { checkErrorBody, REJECT } from '../validation/fast.js';
 import type { ApiError, ApiErrorDetails } from './ApiError.js';
 import { AuthenticationError } from './AuthenticationError.js';
@@ -20,7 +20,9 @@ export interface FailedResponse {
   readonly request: string;
   /** For 429: the wait the service asked for, if it said. */
   readonly retryAfterMs?: number | undefined;
-  /** For 429: the longest wait the client accepts. */
+  /** For 429: the wait is longer than `maxRetryDelayMs`, so the client does not take it. */
+  readonly tooLongToWait?: boolean;
+  /** For 429: the longest wait the client accepts, for the message. */
   readonly maxRetryDelayMs?: number;
 }
 
@@ -35,7 +37,7 @@ function describeBody(response: FailedResponse): string {
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
   if (wait === undefined) return ' The response said nothing usable about when to retry.';
-  if (response.maxRetryDelayMs !== undefined && wait > response.maxRetryDelayMs) {
+  if (response.tooLongToWait) {
     return ` The service asks to wait ${wait} ms, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
   }
   return ` The service asks to wait ${wait} ms.`;

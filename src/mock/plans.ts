@@ -2,6 +2,12 @@
 export interface RateLimits {
   readonly perMinute: number;
   readonly perDay: number;
+  /**
+   * Length of the short window that `perMinute` counts in, for tests and
+   * benchmarks that cannot wait a minute (windows start at multiples of it).
+   * @default 60000
+   */
+  readonly windowMs?: number | undefined;
 }
 
 /** The plans of the interface document (section 8.2). */

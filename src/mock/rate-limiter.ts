@@ -1,6 +1,5 @@
 import type { RateLimits } from './plans.js';
 
-const MINUTE = 60_000;
 const DAY = 86_400_000;
 
 interface Counters {
@@ -19,19 +18,21 @@ export interface WindowState {
 }
 
 /**
- * Fixed-window counters per key: one window per clock minute and one per UTC
- * day. The window with fewer requests left is the one reported and enforced.
+ * Fixed-window counters per key: one window per clock minute (or `windowMs`)
+ * and one per UTC day. The window with fewer requests left is the one reported and enforced.
  */
 export class RateLimiter {
   readonly #limits: RateLimits;
+  readonly #window: number;
   readonly #counters = new Map<string, Counters>();
 
   constructor(limits: RateLimits) {
     this.#limits = limits;
+    this.#window = limits.windowMs ?? 60_000;
   }
 
   #current(key: string, now: number): Counters {
-    const minuteStart = now - (now % MINUTE);
+    const minuteStart = now - (now % this.#window);
     const dayStart = now - (now % DAY);
     let c = this.#counters.get(key);
     if (!c) {
@@ -51,7 +52,11 @@ export class RateLimiter {
     // An exhausted day outlasts any minute: report the window that really ends the wait.
     return dayLeft === 0 || dayLeft < minuteLeft
       ? { limit: this.#limits.perDay, remaining: dayLeft, resetAt: c.dayStart + DAY }
-      : { limit: this.#limits.perMinute, remaining: minuteLeft, resetAt: c.minuteStart + MINUTE };
+      : {
+          limit: this.#limits.perMinute,
+          remaining: minuteLeft,
+          resetAt: c.minuteStart + this.#window,
+        };
   }
 
   /** Counts a request for `key` if one is left; `allowed` says whether it was. */

@@ -1,5 +1,6 @@
 import { PetsClient } from '../../src/client.js';
 import type { ClientOptions } from '../../src/options.js';
+import { MemoryQuotaStore } from '../../src/quota/MemoryQuotaStore.js';
 
 /** A response to script: a Response, a function of the request, or an error to throw. */
 export type Step = Response | Error | ((request: Request) => Response | Promise<Response>);
@@ -51,6 +52,7 @@ export function apiError(status: number, headers: Record<string, string> = {}): 
 
 export const rex = { id: 1, name: 'Rex', categoryId: 3, status: 'available' as const };
 
+/** A client on `fetch`, with a budget of its own unless `options` names a store. */
 export function clientWith(fetch: ClientOptions['fetch'], options: ClientOptions = {}): PetsClient {
   return new PetsClient({
     apiKey: API_KEY,
@@ -58,6 +60,7 @@ export function clientWith(fetch: ClientOptions['fetch'], options: ClientOptions
     fetch,
     logLevel: 'off',
     deprecationWarnings: false,
+    quotaStore: new MemoryQuotaStore(),
     ...options,
   });
 }

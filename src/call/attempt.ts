@@ -1,0 +1,224 @@
+import { AnimalStoreError } from '../errors/AnimalStoreError.js';
+import { ConnectionError } from '../errors/ConnectionError.js';
+import { errorFromResponse } from '../errors/from-response.js';
+import { RateLimitError } from '../errors/RateLimitError.js';
+import { ResponseValidationError } from '../errors/ResponseValidationError.js';
+import { TimeoutError } from '../errors/TimeoutError.js';
+import type { RetryReason } from '../options.js';
+import type { HoldReason } from '../quota/store.js';
+import { backoffDelay, readTiming } from '../timing.js';
+import { waitToTake } from '../waits.js';
+import type { Call, CallContext } from './context.js';
+import type { Exchange } from './transport.js';
+
+/** A wait before the next attempt, decided when an attempt failed. */
+export interface PlannedWait {
+  readonly delayMs: number;
+  readonly reason: RetryReason;
+}
+
+// The wait each failure calls for, decided once where the failure is known.
+const plans = new WeakMap<object, PlannedWait>();
+
+/** The wait planned for a failed attempt's error; `undefined`: not to be retried. */
+export function plannedWait(error: unknown): PlannedWait | undefined {
+  return typeof error === 'object' && error !== null ? plans.get(error) : undefined;
+}
+
+function plan<E extends Error>(error: E, wait: PlannedWait | undefined): E {
+  if (wait) plans.set(error, wait);
+  return error;
+}
+
+/** A back-off wait, when the operation may be resent after this failure. */
+function backoffFor(ctx: CallContext, call: Call, reason: RetryReason): PlannedWait | undefined {
+  if (!call.operation.resend) return undefined;
+  const delayMs = waitToTake(backoffDelay(call.attempts, ctx.random), false, ctx.maxRetryDelayMs);
+  return delayMs === undefined ? undefined : { delayMs, reason };
+}
+
+const HOLDS: Record<HoldReason, string> = {
+  cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
+  'budget-exhausted': 'no requests remain in the rate-limit window until it resets',
+  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
+  'budget-unknown': 'the budget is unknown until the response to the first request arrives',
+};
+
+/** Asks the quota to send; holds the call, or fails it when the hold is too long. */
+function admit(ctx: CallContext, call: Call): Promise<string> {
+  const name = call.operation.name;
+  return ctx.quota.admit({
+    signal: call.signal,
+    maxRetryDelayMs: ctx.maxRetryDelayMs,
+    onHold: (reason, delayMs) => {
+      const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
+      ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
+      ctx.notify({ operation: name, attempt: call.attempts, delayMs, reason });
+    },
+    tooLong: (reason, waitMs) =>
+      new RateLimitError(
+        `${name} was not sent: ${HOLDS[reason]}, for ${waitMs} ms more, longer than maxRetryDelayMs (${ctx.maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`,
+        {
+          status: 429,
+          code: 'rate_limit_hold',
+          headers: new Headers(),
+          rateLimit: ctx.rateLimit,
+          retryAfterMs: waitMs,
+        },
+      ),
+  });
+}
+
+/** The error for an attempt that got no response, or (`status`) whose body did not arrive. */
+function noResponse(
+  ctx: CallContext,
+  call: Call,
+  exchange: Exchange,
+  error: unknown,
+  status?: number,
+): unknown {
+  if (call.signal?.aborted) return call.signal.reason;
+  if (error instanceof AnimalStoreError) return error;
+  if (exchange.timedOut) {
+    return plan(
+      new TimeoutError(
+        `${call.label} timed out after ${call.timeoutMs} ms (timeoutMs), reading the body included. Raise timeoutMs if the service is slow.`,
+        { cause: error },
+      ),
+      backoffFor(ctx, call, 'timeout'),
+    );
+  }
+  const why = error instanceof Error ? ctx.scrub(describeFailure(error)) : 'unknown failure';
+  const what =
+    status === undefined
+      ? `got no response from ${ctx.baseUrl}: ${why}. Check the network and baseUrl.`
+      : `got HTTP ${status}, but its body broke off: ${why}.${call.operation.resend ? '' : ' The service may have acted on the request: check before sending it again.'}`;
+  return plan(
+    new ConnectionError(`${call.label} ${what}`, { cause: error }),
+    backoffFor(ctx, call, 'connection-error'),
+  );
+}
+
+/**
+ * One attempt, top to bottom: be admitted by the quota → send through
+ * openapi-fetch → read status and headers → let the quota observe them and
+ * decide whether a failure is retried → read the body → the parsed 2xx body,
+ * or a typed error carrying its planned wait.
+ */
+export async function attempt(
+  ctx: CallContext,
+  call: Call,
+): Promise<{ body: unknown; status: number }> {
+  const lease = await admit(ctx, call);
+  call.attempts++;
+  const exchange = ctx.transport.open(call.timeoutMs, call.signal);
+  const started = ctx.log.enabled('debug') ? performance.now() : 0;
+  try {
+    let response: Response;
+    try {
+      response = await ctx.transport.send(call.operation, call.input, exchange);
+    } catch (error) {
+      await ctx.quota.release(lease);
+      throw noResponse(ctx, call, exchange, error);
+    }
+    const { status } = response;
+    if (started) {
+      ctx.log.log(
+        'debug',
+        `${call.label} -> ${status} in ${Math.round(performance.now() - started)} ms`,
+      );
+    }
+    const timing = readTiming(response.headers, status, Date.now());
+    let wait: PlannedWait | undefined;
+    let retryAfterMs: number | undefined;
+    if (status === 429) {
+      const asked = timing.retryAfter;
+      retryAfterMs = asked?.ms;
+      const delayMs = asked?.ms ?? backoffDelay(call.attempts, ctx.random);
+      const take = waitToTake(delayMs, asked !== undefined, ctx.maxRetryDelayMs);
+      if (take !== undefined) wait = { delayMs: take, reason: asked?.source ?? 'rate-limited' };
+      await ctx.quota.observe(lease, { status, window: timing.window, cooldownMs: delayMs });
+    } else {
+      await ctx.quota.observe(lease, { status, window: timing.window });
+      if (status >= 500) wait = backoffFor(ctx, call, 'server-error');
+    }
+    ctx.saw(timing);
+    if (response.ok) {
+      let text: string;
+      try {
+        text = await ctx.transport.read(exchange, response);
+      } catch (error) {
+        throw noResponse(ctx, call, exchange, error, status);
+      }
+      return { body: parseBody(call.label, text, status), status };
+    }
+    // The status decides the error; a body that breaks off only loses its detail.
+    const text = await ctx.transport.read(exchange, response).catch(() => undefined);
+    if (call.signal?.aborted) throw call.signal.reason;
+    throw plan(
+      errorFromResponse({
+        status,
+        statusText: ctx.scrub(response.statusText),
+        headers: scrubHeaders(response.headers, ctx),
+        body: text === undefined ? undefined : scrubBody(parseErrorBody(text), ctx),
+        rateLimit: timing.rateLimit,
+        request: call.label,
+        retryAfterMs,
+        tooLongToWait: status === 429 && retryAfterMs !== undefined && wait === undefined,
+        maxRetryDelayMs: ctx.maxRetryDelayMs,
+      }),
+      wait,
+    );
+  } finally {
+    exchange.close();
+  }
+}
+
+function parseErrorBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function parseBody(request: string, text: string, status: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const excerpt = text.slice(0, 80);
+    throw new ResponseValidationError(
+      `The service's response to ${request} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
+      {
+        issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
+        status,
+        cause,
+      },
+    );
+  }
+}
+
+function scrubHeaders(headers: Headers, ctx: CallContext): Headers {
+  let leaks = false;
+  for (const [, value] of headers) if (ctx.scrub(value) !== value) leaks = true;
+  if (!leaks) return headers;
+  const clean = new Headers();
+  for (const [name, value] of headers) clean.append(name, ctx.scrub(value));
+  return clean;
+}
+
+function scrubBody(body: unknown, ctx: CallContext): unknown {
+  if (body === undefined) return undefined;
+  if (typeof body === 'string') return ctx.scrub(body);
+  const text = JSON.stringify(body);
+  const clean = ctx.scrub(text);
+  return clean === text ? body : JSON.parse(clean);
+}
+
+// undici says only "fetch failed" and keeps the reason (ECONNREFUSED…) in `cause`.
+function describeFailure(error: Error): string {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = cause?.code ?? cause?.message;
+  return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
+}

@@ -1,0 +1,160 @@
+import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
+import type { paths } from '../../generated/schema.js';
+import { MAX_TIMER_MS } from '../sleep.js';
+import type { Output, SchemaName } from '../validation/verdict.js';
+import type { Operation } from './operations.js';
+
+/** Settings of a {@link Transport}. */
+export interface TransportSettings {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /** A caller's own fetch, which receives a `Request`; `undefined` means the platform's. */
+  readonly fetch: ((input: Request, init?: RequestInit) => Promise<Response>) | undefined;
+  readonly headers: Headers;
+}
+
+/** What openapi-fetch's `new Request(url, init)` produces here: the init, kept as is. */
+class PlainRequest implements RequestInit {
+  readonly url: string;
+  readonly method: string;
+  headers: HeadersInit;
+  readonly body: BodyInit | null;
+  readonly signal: AbortSignal | null;
+  readonly redirect: RequestRedirect;
+
+  constructor(url: string, init: RequestInit & { headers: Headers }) {
+    this.url = url;
+    this.method = init.method ?? 'GET';
+    this.headers = init.headers;
+    this.body = init.body ?? null;
+    this.signal = init.signal ?? null;
+    this.redirect = init.redirect ?? 'follow';
+  }
+}
+
+// openapi-fetch returns a 204 without touching its body: the response it is
+// handed is this stand-in, and the SDK reads the real one itself (status and
+// headers first, then the body, within the attempt's time limit).
+let standIn: Response | undefined;
+
+/**
+ * One attempt's exchange: the timer that bounds it (body included), the
+ * signal that aborts the request, and the response once its headers arrived.
+ */
+export class Exchange {
+  readonly #controller = new AbortController();
+  readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #caller: AbortSignal | undefined;
+  readonly #forward: () => void;
+  // A custom fetch may ignore the signal: never wait for it past an abort.
+  // (The platform fetch rejects on abort by itself, body read included.)
+  readonly #stopped: Promise<never> | undefined;
+  #stop: ((reason: unknown) => void) | undefined;
+  /** The response, once `fetch` resolved. */
+  response: Response | undefined;
+  /** Whether the attempt's time limit ended it. */
+  timedOut = false;
+
+  constructor(timeoutMs: number, signal: AbortSignal | undefined, raceFetch: boolean) {
+    if (raceFetch) {
+      this.#stopped = new Promise<never>((_, reject) => {
+        this.#stop = reject;
+      });
+      this.#stopped.catch(() => undefined);
+    }
+    // A timeout beyond what setTimeout can hold means "no timeout".
+    this.#timer =
+      timeoutMs <= MAX_TIMER_MS
+        ? setTimeout(() => {
+            this.timedOut = true;
+            this.#abort(new Error(`timed out after ${timeoutMs} ms`));
+          }, timeoutMs)
+        : undefined;
+    this.#caller = signal;
+    this.#forward = () => this.#abort(signal?.reason);
+    signal?.addEventListener('abort', this.#forward, { once: true });
+  }
+
+  /** The signal openapi-fetch passes to fetch. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  #abort(reason: unknown): void {
+    this.#controller.abort(reason);
+    this.#stop?.(reason);
+  }
+
+  /** `promise`, or the abort of this attempt, whichever comes first. */
+  race<T>(promise: Promise<T>): Promise<T> {
+    return this.#stopped ? Promise.race([promise, this.#stopped]) : promise;
+  }
+
+  /** Stops the timer and forgets the caller's signal. */
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#caller?.removeEventListener('abort', this.#forward);
+  }
+}
+
+/**
+ * The request layer: openapi-fetch builds each request (URL, query, JSON
+ * body) and hands it to this transport's fetch, which adds the key.
+ */
+export class Transport {
+  readonly #api: Client<paths>;
+  readonly #dispatch: (request: Request) => Promise<Response>;
+  readonly #custom: boolean;
+
+  constructor(settings: TransportSettings) {
+    const authorization = `Bearer ${settings.apiKey}`;
+    const custom = settings.fetch;
+    this.#custom = custom !== undefined;
+    // Plain objects: fetch copies them faster than a Headers.
+    const headers = { ...Object.fromEntries(settings.headers), authorization };
+    const jsonHeaders = { ...headers, 'content-type': 'application/json' };
+    // Bearer injection at the one place every request leaves through. The
+    // only header openapi-fetch adds itself is the content type of a JSON body.
+    this.#dispatch = (request: Request) => {
+      const plain = request as unknown as PlainRequest;
+      plain.headers = plain.body === null ? headers : jsonHeaders;
+      return custom ? custom(new Request(plain.url, plain)) : globalThis.fetch(plain.url, plain);
+    };
+    this.#api = createClient<paths>({
+      baseUrl: settings.baseUrl,
+      // Built once: given options instead, openapi-fetch builds one per call.
+      querySerializer: createQuerySerializer(),
+      // openapi-fetch builds a Request per call and fetch() would build a second
+      // one from it: a plain holder avoids both for the platform fetch.
+      Request: PlainRequest as unknown as typeof Request,
+    });
+  }
+
+  /** A new exchange for one attempt. */
+  open(timeoutMs: number, signal: AbortSignal | undefined): Exchange {
+    return new Exchange(timeoutMs, signal, this.#custom);
+  }
+
+  /** Sends one request; resolves to its response as soon as the headers arrived. */
+  async send<In extends SchemaName, Out extends SchemaName>(
+    operation: Operation<In, Out>,
+    input: Output<In>,
+    exchange: Exchange,
+  ): Promise<Response> {
+    const fetch = async (request: Request) => {
+      const response = await this.#dispatch(request);
+      // A network error the fetch reported as a response (`Response.error()`).
+      if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
+      exchange.response = response;
+      standIn ??= new Response(null, { status: 204 });
+      return standIn;
+    };
+    await exchange.race(operation.send(this.#api, input, { signal: exchange.signal, fetch }));
+    return exchange.response as Response;
+  }
+
+  /** Reads the body of `response` as text, within the exchange's time limit. */
+  read(exchange: Exchange, response: Response): Promise<string> {
+    return exchange.race(response.text());
+  }
+}

@@ -1,0 +1,198 @@
+import { AnimalStoreError } from '../errors/AnimalStoreError.js';
+import { MAX_TIMER_MS } from '../sleep.js';
+import { waitToTake } from '../waits.js';
+import { MemoryQuotaStore } from './MemoryQuotaStore.js';
+import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
+
+/** One request asking to be sent. */
+export interface HoldRequest {
+  readonly signal: AbortSignal | undefined;
+  readonly maxRetryDelayMs: number;
+  /** Told when the request is held, once per reason, with the wait ahead. */
+  readonly onHold: (reason: HoldReason, delayMs: number) => void;
+  /** The error to fail with when the hold is longer than `maxRetryDelayMs`. */
+  readonly tooLong: (reason: HoldReason, waitMs: number) => Error;
+}
+
+interface Waiter extends HoldRequest {
+  readonly resolve: (lease: string) => void;
+  readonly reject: (error: unknown) => void;
+  reason?: HoldReason;
+  heldSince?: number;
+}
+
+/** The requests of one process waiting for one bucket of one store, in arrival order. */
+interface Line {
+  readonly waiters: Waiter[];
+  pumping: boolean;
+  wake: (() => void) | undefined;
+  unwatch: (() => void) | undefined;
+}
+
+// Shared through globalThis so that the ESM and CommonJS builds, loaded in one
+// process, still share one budget per key.
+const shared = globalThis as { [key: symbol]: unknown };
+const STORE = Symbol.for('@animal-store/sdk/quota-store@1');
+const LINES = Symbol.for('@animal-store/sdk/quota-lines@1');
+
+/** The process-wide in-memory store: the default of every client. */
+export function defaultQuotaStore(): QuotaStore {
+  shared[STORE] ??= new MemoryQuotaStore();
+  return shared[STORE] as QuotaStore;
+}
+
+function lineOf(store: QuotaStore, bucket: string): Line {
+  shared[LINES] ??= new WeakMap<QuotaStore, Map<string, Line>>();
+  const byStore = shared[LINES] as WeakMap<QuotaStore, Map<string, Line>>;
+  let lines = byStore.get(store);
+  if (!lines) {
+    lines = new Map();
+    byStore.set(store, lines);
+  }
+  let line = lines.get(bucket);
+  if (!line) {
+    line = { waiters: [], pumping: false, wake: undefined, unwatch: undefined };
+    lines.set(bucket, line);
+  }
+  return line;
+}
+
+// Without a store's change signal, a held request asks again this often.
+const RECHECK_MS = 100;
+
+/**
+ * A client's handle on one key's budget: admits each request through the
+ * store, holding it in arrival order while the store says no, and reports
+ * each response back. Every request of every client with the same store and
+ * bucket passes through one line per process, so the store is asked for one
+ * request at a time and never by a crowd.
+ */
+export class Quota {
+  readonly #store: QuotaStore;
+  readonly #bucket: string;
+
+  constructor(store: QuotaStore, bucket: string) {
+    this.#store = store;
+    this.#bucket = bucket;
+  }
+
+  /** Resolves to a lease once the request may be sent; end it with `observe` or `release`. */
+  admit(request: HoldRequest): Promise<string> {
+    const bucket = this.#bucket;
+    const line = lineOf(this.#store, bucket);
+    const { signal } = request;
+    return new Promise<string>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        const at = line.waiters.indexOf(waiter);
+        if (at < 0) return;
+        line.waiters.splice(at, 1);
+        if (at === 0) line.wake?.();
+        reject(signal?.reason);
+      };
+      const done =
+        <T>(settle: (value: T) => void) =>
+        (value: T) => {
+          signal?.removeEventListener('abort', onAbort);
+          settle(value);
+        };
+      const waiter: Waiter = { ...request, resolve: done(resolve), reject: done(reject) };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      line.waiters.push(waiter);
+      void this.#pump(line, bucket);
+    });
+  }
+
+  /** Reports what the response to a leased request said. */
+  async observe(lease: string, observation: Observation): Promise<void> {
+    await this.#store.observe(this.#bucket, lease, observation);
+  }
+
+  /** Ends the lease of a request that got no response. */
+  async release(lease: string): Promise<void> {
+    await this.#store.release(this.#bucket, lease);
+  }
+
+  async #pump(line: Line, bucket: string): Promise<void> {
+    if (line.pumping) return;
+    line.pumping = true;
+    try {
+      while (line.waiters.length > 0) {
+        const head = line.waiters[0]!;
+        let admission: Admission;
+        try {
+          admission = await this.#store.admit(bucket);
+        } catch (cause) {
+          line.waiters.shift();
+          head.reject(
+            new AnimalStoreError(`The quota store failed to admit a request: ${String(cause)}`, {
+              cause,
+            }),
+          );
+          continue;
+        }
+        if ('lease' in admission) {
+          if (line.waiters[0] === head) {
+            line.waiters.shift();
+            head.resolve(admission.lease);
+          } else {
+            // The head was aborted while the store was asked.
+            await this.#store.release(bucket, admission.lease).catch(() => undefined);
+          }
+          continue;
+        }
+        const pause = this.#hold(line, admission);
+        if (pause !== undefined) await this.#pause(line, bucket, pause);
+      }
+    } finally {
+      line.pumping = false;
+      line.unwatch?.();
+      line.unwatch = undefined;
+    }
+  }
+
+  /** Applies a hold to every waiter: fails those that would wait too long, tells the rest. */
+  #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
+    const now = Date.now();
+    let pause = waitMs;
+    for (const waiter of [...line.waiters]) {
+      waiter.heldSince ??= now;
+      // A hold until a response arrives is bounded by maxRetryDelayMs in all.
+      const left = waitMs ?? waiter.maxRetryDelayMs - (now - waiter.heldSince);
+      const take =
+        waitMs === undefined
+          ? left > 0
+            ? left
+            : undefined
+          : waitToTake(left, true, waiter.maxRetryDelayMs);
+      if (take === undefined) {
+        line.waiters.splice(line.waiters.indexOf(waiter), 1);
+        waiter.reject(waiter.tooLong(reason, waitMs ?? now - waiter.heldSince));
+        continue;
+      }
+      if (waitMs === undefined) pause = Math.min(pause ?? take, take);
+      if (waiter.reason !== reason) {
+        waiter.reason = reason;
+        waiter.onHold(reason, take);
+      }
+    }
+    return line.waiters.length > 0 ? pause : undefined;
+  }
+
+  /** Waits `ms`, or less when the store signals a change or the head leaves. */
+  #pause(line: Line, bucket: string, ms: number): Promise<void> {
+    if (this.#store.watch) line.unwatch ??= this.#store.watch(bucket, () => line.wake?.());
+    const bound = this.#store.watch ? ms : Math.min(ms, RECHECK_MS);
+    return new Promise<void>((resolve) => {
+      const timer = bound <= MAX_TIMER_MS ? setTimeout(() => line.wake?.(), bound) : undefined;
+      line.wake = () => {
+        clearTimeout(timer);
+        line.wake = undefined;
+        resolve();
+      };
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import type { WindowReport } from '../timing.js';
+
+/** Why a request is held before it is sent. */
+export type HoldReason =
+  /** A 429 asked every caller of the key to wait (`Retry-After`, or the window's reset). */
+  | 'cooldown'
+  /** The service said no requests remain in the window; held until it resets. */
+  | 'budget-exhausted'
+  /** What remains of the window is taken by requests in flight. */
+  | 'budget-in-flight'
+  /** The budget is unknown (no response yet, or the window reset): one request goes first. */
+  | 'budget-unknown';
+
+/** A store's answer to {@link QuotaStore.admit}. */
+export type Admission =
+  /** Send now; end the lease with `observe` or `release`. */
+  | { readonly lease: string }
+  /**
+   * Not now. `waitMs`: when to ask again at the latest; absent, ask again when
+   * the store signals a change (a request in flight answered).
+   */
+  | { readonly reason: HoldReason; readonly waitMs?: number | undefined };
+
+/** What a response said about the key's budget, with durations instead of clock readings. */
+export interface Observation {
+  /** HTTP status of the response. */
+  readonly status: number;
+  /** The rate-limit window the response reported, when its headers were present and credible. */
+  readonly window?: WindowReport | undefined;
+  /** For a 429: how long nobody may send, from now. */
+  readonly cooldownMs?: number | undefined;
+}
+
+/**
+ * Where a key's budget lives: what the service last said about it, the
+ * requests in flight, and the cooldown after a 429. Every request of every
+ * client that uses the store is admitted by it. The default,
+ * {@link MemoryQuotaStore}, is shared by the clients of one process; a store
+ * shared by many processes (Redis, `@animal-store/sdk/redis`) makes a fleet
+ * behave as one client.
+ *
+ * `bucket` names one key's budget at one base URL: a SHA-256 hash of both,
+ * never the key itself. Every lease that `admit` grants is ended exactly once,
+ * by `observe` (a response arrived) or `release` (none did).
+ *
+ * Semantics every store keeps:
+ * - a cooldown only ever grows; nothing is admitted before it ends;
+ * - while the budget is unknown (nothing seen yet, a window reset, a cooldown
+ *   ended), one request is admitted and the rest wait for its response;
+ * - otherwise no more requests are in flight than the smallest `remaining`
+ *   of the known windows; a window is named by its limit and its reset, and a
+ *   report of an older window, or a larger `remaining` for the same one, is
+ *   ignored (responses arriving out of order only tighten the budget);
+ * - responses without rate-limit headers (a proxy strips them, CORS hides
+ *   them) make the budget invisible: then every request is admitted, and only
+ *   a 429's cooldown holds them.
+ */
+export interface QuotaStore {
+  /** Asks to send one request now. */
+  admit(bucket: string): Promise<Admission>;
+  /** Records what a response said, and ends its lease. */
+  observe(bucket: string, lease: string, observation: Observation): Promise<void>;
+  /** Ends a lease whose request got no response. */
+  release(bucket: string, lease: string): Promise<void>;
+  /**
+   * Calls `listener` whenever the bucket's state changes, until the returned
+   * function is called. Optional: without it, held requests ask again when
+   * their wait ends, or after a short pause.
+   */
+  watch?(bucket: string, listener: () => void): () => void;
+}

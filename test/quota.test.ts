@@ -1,0 +1,352 @@
+import { inspect } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  AnimalStoreError,
+  MemoryQuotaStore,
+  PetsClient,
+  RateLimitError,
+  type RetryInfo,
+  ServerError,
+} from '../src/index.js';
+import { defaultQuotaStore } from '../src/quota/Quota.js';
+import { settle, useFakeTime } from './helpers/fake-time.js';
+import {
+  API_KEY,
+  apiError,
+  BASE_URL,
+  clientWith,
+  json,
+  rex,
+  scriptedFetch,
+} from './helpers/scripted-fetch.js';
+import { serviceFetch } from './helpers/service-fetch.js';
+
+beforeEach(() => useFakeTime(Date.UTC(2026, 0, 1, 12, 0, 0)));
+afterEach(() => vi.useRealTimers());
+
+const seconds = (offset: number) => String(Math.floor(Date.now() / 1000) + offset);
+const limits = (remaining: number, resetIn = 60, limit = 60) => ({
+  'x-ratelimit-limit': String(limit),
+  'x-ratelimit-remaining': String(remaining),
+  'x-ratelimit-reset': seconds(resetIn),
+});
+
+/** Runs `calls` to the end under fake time, advancing the clock in small steps. */
+async function finish<T>(
+  calls: Promise<T>[],
+  limitMs = 120_000,
+): Promise<PromiseSettledResult<T>[]> {
+  const all = Promise.allSettled(calls);
+  let done = false;
+  void all.then(() => {
+    done = true;
+  });
+  for (let t = 0; !done && t < limitMs; t += 50) await vi.advanceTimersByTimeAsync(50);
+  return all;
+}
+
+describe('the budget left', () => {
+  it('sends no more requests than the service said remain: 30 calls with 20 left meet no 429', async () => {
+    const server = serviceFetch({ limits: { perMinute: 21 } });
+    const client = clientWith(server.fetch);
+    await finish([client.listPets()]);
+    expect(client.rateLimit?.remaining).toBe(20);
+    const results = await finish(Array.from({ length: 30 }, () => client.listPets()));
+    expect(server.count(429)).toBe(0);
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
+    // 20 in the first window, the other 10 after its reset.
+    const firstWindow = server.exchanges.filter((e) => e.at < Date.UTC(2026, 0, 1, 12, 1, 0));
+    expect(firstWindow).toHaveLength(21);
+  });
+
+  it('from a cold start sends one request first and holds the others until its headers arrive', async () => {
+    const server = serviceFetch({ limits: { perMinute: 100 }, latencyMs: 200 });
+    const client = clientWith(server.fetch);
+    const calls = Array.from({ length: 10 }, () => client.listPets());
+    await vi.advanceTimersByTimeAsync(199);
+    expect(server.exchanges).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await settle();
+    expect(server.exchanges).toHaveLength(10);
+    await finish(calls);
+    expect(server.count(200)).toBe(10);
+  });
+
+  it('releases held calls at a reset within the new budget, one first, never all at once', async () => {
+    const server = serviceFetch({ limits: { perMinute: 5, windowMs: 3000 } });
+    const client = clientWith(server.fetch);
+    const results = await finish(Array.from({ length: 23 }, () => client.listPets()));
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(server.count(429)).toBe(0);
+    const perWindow = new Map<number, number>();
+    for (const e of server.exchanges) {
+      const w = Math.floor(e.at / 3000);
+      perWindow.set(w, (perWindow.get(w) ?? 0) + 1);
+    }
+    expect([...perWindow.values()]).toEqual([5, 5, 5, 5, 3]);
+    // In each window, the first request is answered before any other is sent.
+    for (const w of perWindow.keys()) {
+      const inWindow = server.exchanges.filter((e) => Math.floor(e.at / 3000) === w);
+      for (const later of inWindow.slice(1)) {
+        expect(later.at).toBeGreaterThanOrEqual(inWindow[0]!.answeredAt!);
+      }
+    }
+  });
+
+  it('never has more in flight than remain, at any concurrency (200 calls, 10 per window)', async () => {
+    const server = serviceFetch({ limits: { perMinute: 10, windowMs: 3000 }, latencyMs: 30 });
+    const client = clientWith(server.fetch);
+    const results = await finish(
+      Array.from({ length: 200 }, () => client.listPets()),
+      200_000,
+    );
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(server.count(429)).toBe(0);
+    expect(server.maxInFlight).toBeLessThanOrEqual(10);
+    // 20 windows is the floor; the client needs at most one more.
+    const span = server.exchanges.at(-1)!.at - server.exchanges[0]!.at;
+    expect(span).toBeLessThan(21 * 3000);
+  });
+
+  it('serves held calls in arrival order', async () => {
+    const server = serviceFetch({ limits: { perMinute: 2, windowMs: 3000 } });
+    const client = clientWith(server.fetch);
+    const order: number[] = [];
+    const calls = Array.from({ length: 7 }, (_, i) =>
+      client.listPets({ limit: i + 1 }).then(() => order.push(i)),
+    );
+    await finish(calls);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6]);
+  });
+
+  it('adopts the tighter of two reports of one window, whatever order they arrive in', async () => {
+    const reset = seconds(60);
+    const window = (remaining: number) => ({
+      'x-ratelimit-limit': '60',
+      'x-ratelimit-remaining': String(remaining),
+      'x-ratelimit-reset': reset,
+    });
+    const stub = scriptedFetch(
+      json([rex], 200, window(0)),
+      json([rex], 200, window(30)),
+    ).thenAlways(json([rex], 200, window(29)));
+    const client = clientWith(stub.fetch, { maxRetryDelayMs: 1000 });
+    await client.listPets();
+    // The second reply is older news: none remain until the reset.
+    const held = await client.listPets().catch((e: unknown) => e);
+    expect(held).toBeInstanceOf(RateLimitError);
+    expect(stub.received).toHaveLength(1);
+  });
+});
+
+describe('after a 429', () => {
+  it('sends nothing until Retry-After has passed, for every call of the key', async () => {
+    const server = serviceFetch({ limits: { perMinute: 3, windowMs: 10_000 } });
+    // Another program spends the key behind the client's back.
+    for (let i = 0; i < 3; i++) {
+      await server.service.handle(
+        new Request(`${BASE_URL}/pets`, { headers: { authorization: `Bearer ${API_KEY}` } }),
+      );
+    }
+    const reasons: string[] = [];
+    const client = clientWith(server.fetch, { onRetry: (i) => reasons.push(i.reason) });
+    const results = await finish(Array.from({ length: 5 }, () => client.listPets()));
+    expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
+    expect(server.count(429)).toBe(1);
+    const limited = server.exchanges.find((e) => e.status === 429)!;
+    for (const e of server.exchanges.filter((x) => x !== limited)) {
+      expect(e.at).toBeGreaterThanOrEqual(Date.UTC(2026, 0, 1, 12, 0, 10));
+    }
+    expect(reasons).toContain('retry-after');
+    expect(reasons).toContain('cooldown');
+  });
+
+  it('fails a hold longer than maxRetryDelayMs at once, saying nothing was sent and when to retry', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '30' })).thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { maxRetryDelayMs: 10_000, maxRetries: 0 });
+    await expect(client.listPets()).rejects.toBeInstanceOf(RateLimitError);
+    const error = (await client.getPet(1).catch((e: unknown) => e)) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.message).toMatch(/^getPet was not sent: .*429.*longer than maxRetryDelayMs/);
+    expect(error.message).toContain(new Date(Date.now() + 30_000).toISOString());
+    expect(error.retryAfterMs).toBe(30_000);
+    expect(error.code).toBe('rate_limit_hold');
+    expect([...error.headers]).toEqual([]);
+    expect(stub.received).toHaveLength(1);
+  });
+
+  it('lets one request go first when the cooldown ends, even without rate-limit headers', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '2' })).thenAlways(
+      () => new Promise<Response>((resolve) => setTimeout(() => resolve(json([rex])), 100)),
+    );
+    const client = clientWith(stub.fetch, { maxRetries: 0 });
+    await client.listPets().catch(() => undefined);
+    const calls = Array.from({ length: 4 }, () => client.listPets());
+    await vi.advanceTimersByTimeAsync(2000);
+    await settle();
+    expect(stub.received).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(100);
+    await settle();
+    expect(stub.received).toHaveLength(5);
+    await finish(calls);
+  });
+});
+
+describe('held calls', () => {
+  it('stop at once when their signal aborts, with its reason', async () => {
+    const stub = scriptedFetch(json([rex], 200, limits(0, 30))).thenAlways(json([rex]));
+    const client = clientWith(stub.fetch);
+    await client.listPets();
+    const controller = new AbortController();
+    const held = client.listPets({}, { signal: controller.signal }).catch((e: unknown) => e);
+    const other = client.listPets();
+    await vi.advanceTimersByTimeAsync(1000);
+    controller.abort();
+    expect(((await held) as Error).name).toBe('AbortError');
+    expect(stub.received).toHaveLength(1);
+    await finish([other]);
+    expect(stub.received).toHaveLength(2);
+  });
+
+  it('are reported through onRetry and the info log, with the reason', async () => {
+    const stub = scriptedFetch(json([rex], 200, limits(0, 5))).thenAlways(json([rex]));
+    const infos: RetryInfo[] = [];
+    const lines: string[] = [];
+    const log = (m: string) => lines.push(m);
+    const client = clientWith(stub.fetch, {
+      onRetry: (i) => infos.push(i),
+      logLevel: 'info',
+      logger: { debug: log, info: log, warn: log, error: log },
+    });
+    await client.listPets();
+    await finish([client.listPets()]);
+    expect(infos).toEqual([
+      { operation: 'listPets', attempt: 0, delayMs: 5000, reason: 'budget-exhausted' },
+    ]);
+    expect(lines).toEqual([
+      expect.stringMatching(/listPets is held for 5000 ms before sending: no requests remain/),
+    ]);
+  });
+});
+
+describe('responses without X-RateLimit-* headers', () => {
+  it('leave the client reactive: after the first answer, calls are not sent one at a time', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const stub = scriptedFetch().thenAlways(async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      inFlight--;
+      return json([rex]);
+    });
+    const client = clientWith(stub.fetch);
+    await finish([client.listPets()]);
+    await finish(Array.from({ length: 10 }, () => client.listPets()));
+    expect(most).toBe(10);
+  });
+});
+
+describe('one budget per key and base URL', () => {
+  const sharing = (
+    fetch: (input: Request | string) => Promise<Response>,
+    options: { apiKey?: string; baseUrl?: string } = {},
+  ) =>
+    new PetsClient({
+      apiKey: options.apiKey ?? 'sk_shared_budget',
+      baseUrl: options.baseUrl ?? BASE_URL,
+      fetch,
+      logLevel: 'off',
+      maxRetries: 0,
+    });
+
+  it('is shared by clients of the same key and base URL, by default', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '30' })).thenAlways(json([rex]));
+    const first = sharing(stub.fetch);
+    const second = sharing(stub.fetch);
+    await expect(first.listPets()).rejects.toBeInstanceOf(RateLimitError);
+    const call = second.listPets();
+    await vi.advanceTimersByTimeAsync(29_999);
+    expect(stub.received).toHaveLength(1);
+    await finish([call]);
+    expect(stub.received).toHaveLength(2);
+  });
+
+  it('is not shared across keys or base URLs', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '30' })).thenAlways(json([rex]));
+    await expect(sharing(stub.fetch, { apiKey: 'sk_other_a' }).listPets()).rejects.toThrow();
+    await sharing(stub.fetch, { apiKey: 'sk_other_b' }).listPets();
+    await sharing(stub.fetch, { apiKey: 'sk_other_a', baseUrl: 'http://127.0.0.2/v1' }).listPets();
+    expect(stub.received).toHaveLength(3);
+  });
+
+  it('is a client’s own with quotaStore: new MemoryQuotaStore()', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '30' })).thenAlways(json([rex]));
+    await expect(sharing(stub.fetch, { apiKey: 'sk_own' }).listPets()).rejects.toThrow();
+    const own = new PetsClient({
+      apiKey: 'sk_own',
+      baseUrl: BASE_URL,
+      fetch: stub.fetch,
+      quotaStore: new MemoryQuotaStore(),
+    });
+    await own.listPets();
+    expect(stub.received).toHaveLength(2);
+  });
+
+  it('is kept under a hash: the key is nowhere in the store', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex], 200, limits(10)));
+    await sharing(stub.fetch, { apiKey: 'sk_never_in_the_store' }).listPets();
+    const store = defaultQuotaStore();
+    expect(inspect(store, { depth: 10, showHidden: true })).not.toContain('sk_never_in_the_store');
+  });
+
+  it('refuses a quotaStore that is not one', () => {
+    expect(() => new PetsClient({ apiKey: API_KEY, quotaStore: {} as MemoryQuotaStore })).toThrow(
+      /Invalid quotaStore/,
+    );
+  });
+});
+
+describe('headers believed only within reason', () => {
+  it.each([
+    ['Retry-After: 99999999999999999999', () => ({ 'retry-after': '99999999999999999999' })],
+    [
+      'an X-RateLimit-Reset in milliseconds',
+      () => ({ ...limits(0), 'x-ratelimit-reset': String(Date.now() + 5000) }),
+    ],
+    ['Date: Thu, 01 Jan 1970', () => ({ date: 'Thu, 01 Jan 1970 00:00:00 GMT', ...limits(0, 5) })],
+  ])(
+    '%s never makes a later call throw a non-SDK error, nor hold it for long',
+    async (_, headers) => {
+      const stub = scriptedFetch(apiError(429, headers())).thenAlways(json([rex]));
+      const client = clientWith(stub.fetch, {
+        maxRetries: 0,
+        maxRetryDelayMs: Number.POSITIVE_INFINITY,
+      });
+      const started = Date.now();
+      const first = await client.listPets().catch((e: unknown) => e);
+      expect(first).toBeInstanceOf(RateLimitError);
+      const later = await finish([client.listPets(), client.listPets({ limit: 5 })]);
+      for (const result of later) expect(result.status).toBe('fulfilled');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    },
+  );
+});
+
+describe('no hot loop from options', () => {
+  it('sends a failing service one request when maxRetryDelayMs is 0, not a burst', async () => {
+    const stub = scriptedFetch().thenAlways(apiError(503));
+    const client = clientWith(stub.fetch, { maxRetries: 50, maxRetryDelayMs: 0 });
+    await expect(client.listPets()).rejects.toBeInstanceOf(ServerError);
+    expect(stub.received).toHaveLength(1);
+  });
+
+  it('never retries faster than the back-off floor', async () => {
+    const stub = scriptedFetch().thenAlways(apiError(503));
+    const client = clientWith(stub.fetch, { maxRetries: 20, maxRetryDelayMs: 100 });
+    await finish([client.listPets()]);
+    const gaps = stub.received.slice(1).map((r, i) => r.at - stub.received[i]!.at);
+    expect(gaps).toHaveLength(20);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(100);
+  });
+});

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import {
+  BACKOFF_FLOOR_MS,
+  backoffDelay,
+  HORIZON_MS,
+  parseRetryAfter,
+  readTiming,
+} from '../src/timing.js';
+import { waitToTake } from '../src/waits.js';
+
+const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+const seconds = (offset: number) => String(now / 1000 + offset);
+const window = (remaining: number, resetIn: number) => ({
+  'x-ratelimit-limit': '60',
+  'x-ratelimit-remaining': String(remaining),
+  'x-ratelimit-reset': seconds(resetIn),
+});
+
+describe('parseRetryAfter', () => {
+  it.each([
+    ['120', 120_000],
+    ['0', 0],
+    [' 7 ', 7000],
+    ['1.5', 1500],
+    ['0.0001', 1],
+    ['Thu, 01 Jan 2026 12:00:30 GMT', 30_000],
+    ['Thu, 01 Jan 2026 11:00:00 GMT', 0],
+    ['5, 5', 5000],
+    ['2, 9', 9000],
+    ['Thu, 01 Jan 2026 12:00:10 GMT, Thu, 01 Jan 2026 12:00:20 GMT', 20_000],
+  ])('reads %j as %i ms', (value, ms) => {
+    expect(parseRetryAfter(value, now)).toBe(ms);
+  });
+
+  it.each([null, '', '-1', '-5', 'soon', 'NaN', '1e3', 'Infinity', '2026-01-01', '12:00:30'])(
+    'finds %j unusable',
+    (value) => {
+      expect(parseRetryAfter(value, now)).toBeUndefined();
+    },
+  );
+});
+
+describe('backoffDelay', () => {
+  it('doubles from 500 ms up to 8 s, shortened by at most half', () => {
+    expect([1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, () => 0))).toEqual([
+      500, 1000, 2000, 4000, 8000, 8000, 8000,
+    ]);
+    expect([1, 2, 3].map((a) => backoffDelay(a, () => 0.999_999))).toEqual([250, 500, 1000]);
+  });
+});
+
+describe('readTiming', () => {
+  it('reads all three rate-limit headers, and nothing unless all three are valid', () => {
+    const full = new Headers({
+      'X-RateLimit-Limit': '300',
+      'X-RateLimit-Remaining': '0',
+      'X-RateLimit-Reset': seconds(30),
+    });
+    const timing = readTiming(full, 200, now);
+    expect(timing.rateLimit).toEqual({
+      limit: 300,
+      remaining: 0,
+      resetAt: new Date(now + 30_000),
+    });
+    expect(timing.window).toEqual({
+      limit: 300,
+      remaining: 0,
+      resetId: now / 1000 + 30,
+      resetInMs: 30_000,
+    });
+    full.set('x-ratelimit-remaining', '-1');
+    expect(readTiming(full, 200, now).rateLimit).toBeUndefined();
+    expect(readTiming(new Headers(), 200, now)).toEqual({
+      rateLimit: undefined,
+      window: undefined,
+      retryAfter: undefined,
+      ignored: [],
+    });
+  });
+
+  it('asks a 429 to wait Retry-After first, then a future X-RateLimit-Reset, else nothing', () => {
+    const both = new Headers({ 'retry-after': '3', ...window(0, 8) });
+    expect(readTiming(both, 429, now).retryAfter).toEqual({ ms: 3000, source: 'retry-after' });
+    both.delete('retry-after');
+    expect(readTiming(both, 429, now).retryAfter).toEqual({
+      ms: 8000,
+      source: 'rate-limit-reset',
+    });
+    expect(readTiming(new Headers(window(0, -8)), 429, now).retryAfter).toBeUndefined();
+  });
+
+  it('reads no wait from a response that is not a 429', () => {
+    expect(readTiming(new Headers({ 'retry-after': '3' }), 503, now).retryAfter).toBeUndefined();
+  });
+
+  it('measures X-RateLimit-Reset and HTTP-date Retry-After against the server’s Date when the clocks disagree', () => {
+    const serverTime = now + 3_600_000;
+    const headers = new Headers({
+      date: new Date(serverTime).toUTCString(),
+      'x-ratelimit-limit': '60',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(serverTime / 1000 + 5),
+    });
+    expect(readTiming(headers, 429, now).retryAfter).toEqual({
+      ms: 5000,
+      source: 'rate-limit-reset',
+    });
+    headers.set('retry-after', new Date(serverTime + 7000).toUTCString());
+    expect(readTiming(headers, 429, now).retryAfter).toEqual({ ms: 7000, source: 'retry-after' });
+  });
+
+  it('keeps the local clock when Date is within two seconds of it', () => {
+    const headers = new Headers({ date: new Date(now - 1500).toUTCString(), ...window(0, 5) });
+    expect(readTiming(headers, 429, now).retryAfter?.ms).toBe(5000);
+  });
+});
+
+describe('the credible horizon (a day)', () => {
+  it('ignores a Retry-After beyond a day, and falls back to the reset', () => {
+    const headers = new Headers({ 'retry-after': '99999999999999999999', ...window(0, 4) });
+    const timing = readTiming(headers, 429, now);
+    expect(timing.retryAfter).toEqual({ ms: 4000, source: 'rate-limit-reset' });
+    expect(timing.ignored).toEqual([expect.stringMatching(/^Retry-After .*more than a day/)]);
+  });
+
+  it('ignores an X-RateLimit-Reset given in milliseconds', () => {
+    const headers = new Headers({ ...window(0, 0), 'x-ratelimit-reset': String(now + 5000) });
+    const timing = readTiming(headers, 429, now);
+    expect(timing.rateLimit).toBeUndefined();
+    expect(timing.window).toBeUndefined();
+    expect(timing.retryAfter).toBeUndefined();
+    expect(timing.ignored).toEqual([expect.stringMatching(/^X-RateLimit-Reset/)]);
+  });
+
+  it('ignores a Date decades away instead of correcting the clock by it', () => {
+    const headers = new Headers({ date: 'Thu, 01 Jan 1970 00:00:00 GMT', ...window(0, 5) });
+    const timing = readTiming(headers, 429, now);
+    expect(timing.retryAfter).toEqual({ ms: 5000, source: 'rate-limit-reset' });
+    expect(timing.ignored).toEqual([expect.stringMatching(/^Date .*more than a day/)]);
+  });
+
+  it('accepts a wait of exactly a day', () => {
+    const timing = readTiming(new Headers({ 'retry-after': String(HORIZON_MS / 1000) }), 429, now);
+    expect(timing.retryAfter?.ms).toBe(HORIZON_MS);
+  });
+});
+
+describe('waitToTake', () => {
+  it('takes a wait within maxRetryDelayMs as it is', () => {
+    expect(waitToTake(3000, true, 3000)).toBe(3000);
+    expect(waitToTake(3000, false, 60_000)).toBe(3000);
+  });
+
+  it('refuses a demanded wait beyond maxRetryDelayMs, and caps a back-off at it', () => {
+    expect(waitToTake(3001, true, 3000)).toBeUndefined();
+    expect(waitToTake(8000, false, 3000)).toBe(3000);
+  });
+
+  it('never caps a back-off below the floor: with maxRetryDelayMs 0 nothing is retried', () => {
+    expect(waitToTake(500, false, 0)).toBeUndefined();
+    expect(waitToTake(500, false, BACKOFF_FLOOR_MS - 1)).toBeUndefined();
+    expect(waitToTake(500, false, BACKOFF_FLOOR_MS)).toBe(BACKOFF_FLOOR_MS);
+  });
+});
