@@ -3,7 +3,9 @@
  * loopback mock, 10% of requests faulted (4% 429, 3% 503, 3% socket resets).
  * Checks that every call ends with a value or a typed error, that no animal is
  * created twice, that no request arrives inside a window a 429 closed, and that
- * the heap returns to within 10% of its size before the run.
+ * the heap returns to within 10% of its size before the run. Then, as the
+ * key's only user with no faults injected, 1,000 calls with 100 in flight
+ * against a budget of 250 requests a second: the service must answer no 429.
  *
  *   node --expose-gc --import tsx test/soak/soak.ts [--calls 10000]
  *
@@ -37,7 +39,20 @@ const service = createMockService({
 const closedWindows: { from: number; to: number }[] = [];
 const dispatched: number[] = [];
 let origin = '';
+// The key's only user, on a budget that binds: nothing faulted.
+const BUDGET_KEY = 'sk_soak_budget';
+const budgetService = createMockService({
+  plan: 'enterprise',
+  limits: { perMinute: 250, perDay: 10_000_000, windowMs: 1000 },
+  seed: Array.from({ length: 50 }, (_, i) => ({ name: `seed-${i}`, categoryId: 1 })),
+});
 const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  if (req.headers.authorization === `Bearer ${BUDGET_KEY}`) {
+    void toRequest(req, origin)
+      .then(budgetService.handle)
+      .then((response) => send(response, res));
+    return;
+  }
   const at = Date.now();
   const roll = random();
   if (roll < 0.03) {
@@ -96,16 +111,16 @@ const heap = async () => {
 };
 
 const outcomes = { ok: 0, typed: 0, other: 0 };
-async function batch(count: number, prefix: string) {
+async function batch(count: number, prefix: string, sdk = client) {
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const i = next++;
       const op = i % 3;
       try {
-        if (op === 0) await client.listPets({ limit: 5 });
-        else if (op === 1) await client.createPet({ name: `${prefix}-${i}`, categoryId: 1 });
-        else await client.getPet(1 + (i % 50));
+        if (op === 0) await sdk.listPets({ limit: 5 });
+        else if (op === 1) await sdk.createPet({ name: `${prefix}-${i}`, categoryId: 1 });
+        else await sdk.getPet(1 + (i % 50));
         outcomes.ok++;
       } catch (error) {
         if (error instanceof AnimalStoreError) outcomes.typed++;
@@ -138,18 +153,43 @@ names.length = 0;
 dispatched.length = 0;
 closedWindows.length = 0;
 const after = await heap();
+
+const budgetStatuses: number[] = [];
+const budgetClient = new PetsClient({
+  apiKey: BUDGET_KEY,
+  baseUrl,
+  fetch: async (request: Request) => {
+    const response = await fetch(request);
+    budgetStatuses.push(response.status);
+    return response;
+  },
+  maxRetries: 2,
+  logLevel: 'off',
+  deprecationWarnings: false,
+});
+const soakOutcomes = { ...outcomes };
+const budgetStarted = Date.now();
+outcomes.ok = outcomes.typed = outcomes.other = 0;
+const BUDGET_CALLS = 1000;
+await batch(BUDGET_CALLS, 'budget', budgetClient);
+const budgetSeconds = (Date.now() - budgetStarted) / 1000;
+const limited = budgetStatuses.filter((status) => status === 429).length;
 server.close();
 server.closeAllConnections();
 const growth = (after - before) / before;
 const checks: [string, boolean][] = [
   [
-    `every call ended: ${outcomes.ok} values + ${outcomes.typed} typed errors of ${CALLS}`,
-    outcomes.ok + outcomes.typed === CALLS && outcomes.other === 0,
+    `every call ended: ${soakOutcomes.ok} values + ${soakOutcomes.typed} typed errors of ${CALLS}`,
+    soakOutcomes.ok + soakOutcomes.typed === CALLS && soakOutcomes.other === 0,
   ],
   [`no animal created twice (${created} created, ${duplicates} duplicates)`, duplicates === 0],
   [
     `no request sent inside a window a 429 closed (${windows} windows, ${intrusions} intrusions)`,
     intrusions === 0,
+  ],
+  [
+    `as the key's only user, ${BUDGET_CALLS} calls on a budget of 250/s: ${outcomes.ok} values in ${budgetSeconds.toFixed(1)} s, ${limited} answered 429`,
+    limited === 0 && outcomes.ok === BUDGET_CALLS,
   ],
   [
     `heap back within 10% (${(before / 2 ** 20).toFixed(1)} MiB → ${(after / 2 ** 20).toFixed(1)} MiB, ${(growth * 100).toFixed(1)}%${gc ? '' : ', no --expose-gc: not checked'})`,
