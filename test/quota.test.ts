@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -8,6 +9,7 @@ import {
   type RetryInfo,
   ServerError,
 } from '../src/index.js';
+import { bucketName } from '../src/quota/bucket.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
 import { settle, useFakeTime } from './helpers/fake-time.js';
 import {
@@ -192,6 +194,44 @@ describe('after a 429', () => {
   });
 });
 
+describe('the decision to retry', () => {
+  const brokenBody = (status: number, headers: Record<string, string>) =>
+    new Response(
+      new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"code":"rate_'));
+          controller.error(new Error('connection reset'));
+        },
+      }),
+      { status, headers },
+    );
+
+  it('is made from status and headers: a 429 whose body breaks off still waits out Retry-After', async () => {
+    const stub = scriptedFetch(brokenBody(429, { 'retry-after': '2' }), json(rex, 201));
+    const infos: RetryInfo[] = [];
+    const call = clientWith(stub.fetch, { onRetry: (i) => infos.push(i) }).createPet({
+      name: 'Rex',
+      categoryId: 3,
+    });
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(stub.received).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(call).resolves.toEqual(rex);
+    expect(infos[0]).toMatchObject({ reason: 'retry-after', delayMs: 2000 });
+    expect(infos[0]?.error).toBeInstanceOf(RateLimitError);
+  });
+
+  it('reports a 201 whose body breaks off as a ConnectionError that says the animal may exist, and never resends', async () => {
+    const stub = scriptedFetch(brokenBody(201, {}), json(rex, 201));
+    const error = await clientWith(stub.fetch)
+      .createPet({ name: 'Rex', categoryId: 3 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).toMatch(/HTTP 201, but its body broke off.*may have acted/);
+    expect(stub.received).toHaveLength(1);
+  });
+});
+
 describe('held calls', () => {
   it('stop at once when their signal aborts, with its reason', async () => {
     const stub = scriptedFetch(json([rex], 200, limits(0, 30))).thenAlways(json([rex]));
@@ -298,6 +338,17 @@ describe('one budget per key and base URL', () => {
     await sharing(stub.fetch, { apiKey: 'sk_never_in_the_store' }).listPets();
     const store = defaultQuotaStore();
     expect(inspect(store, { depth: 10, showHidden: true })).not.toContain('sk_never_in_the_store');
+  });
+
+  it('is named by the SHA-256 of base URL and key, the same on every runtime', async () => {
+    const expected = createHash('sha256').update(`${BASE_URL}\n${API_KEY}`).digest('hex');
+    expect(bucketName(API_KEY, BASE_URL)).toBe(expected);
+    vi.stubGlobal('process', { ...process, getBuiltinModule: undefined });
+    try {
+      await expect(bucketName(API_KEY, BASE_URL)).resolves.toBe(expected);
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('refuses a quotaStore that is not one', () => {

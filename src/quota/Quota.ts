@@ -69,16 +69,34 @@ const RECHECK_MS = 100;
  */
 export class Quota {
   readonly #store: QuotaStore;
-  readonly #bucket: string;
+  #bucket: string | Promise<string>;
 
-  constructor(store: QuotaStore, bucket: string) {
+  constructor(store: QuotaStore, bucket: string | Promise<string>) {
     this.#store = store;
     this.#bucket = bucket;
+    if (typeof bucket !== 'string') {
+      bucket.then(
+        (name) => {
+          this.#bucket = name;
+        },
+        () => undefined,
+      );
+    }
+  }
+
+  // Synchronous once the name is known: the first request of a client must
+  // not wait a turn of the event loop where the runtime hashes at once.
+  #named<T>(use: (bucket: string) => T | Promise<T>): T | Promise<T> {
+    const bucket = this.#bucket;
+    return typeof bucket === 'string' ? use(bucket) : bucket.then(use);
   }
 
   /** Resolves to a lease once the request may be sent; end it with `observe` or `release`. */
-  admit(request: HoldRequest): Promise<string> {
-    const bucket = this.#bucket;
+  async admit(request: HoldRequest): Promise<string> {
+    return this.#named((bucket) => this.#enqueue(bucket, request));
+  }
+
+  #enqueue(bucket: string, request: HoldRequest): Promise<string> {
     const line = lineOf(this.#store, bucket);
     const { signal } = request;
     return new Promise<string>((resolve, reject) => {
@@ -108,12 +126,12 @@ export class Quota {
 
   /** Reports what the response to a leased request said. */
   async observe(lease: string, observation: Observation): Promise<void> {
-    await this.#store.observe(this.#bucket, lease, observation);
+    await this.#named((bucket) => this.#store.observe(bucket, lease, observation));
   }
 
   /** Ends the lease of a request that got no response. */
   async release(lease: string): Promise<void> {
-    await this.#store.release(this.#bucket, lease);
+    await this.#named((bucket) => this.#store.release(bucket, lease));
   }
 
   async #pump(line: Line, bucket: string): Promise<void> {
