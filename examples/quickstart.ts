@@ -21,12 +21,23 @@ if (values.env !== undefined && !Object.hasOwn(environments, values.env)) {
   process.exit(2);
 }
 
-const onRetry = (info: RetryInfo) =>
-  console.log(
-    info.error
-      ? `   ↻ ${info.operation}: attempt ${info.attempt} got ${info.error.name}; waiting ${info.delayMs} ms (${info.reason})`
-      : `   ⏸ ${info.operation}: held before sending, up to ${info.delayMs} ms (${info.reason})`,
-  );
+const holds = new Map<string, number>();
+const onRetry = (info: RetryInfo) => {
+  if (info.error) {
+    console.log(
+      `   ↻ ${info.operation}: attempt ${info.attempt} got ${info.error.name}; waiting ${info.delayMs} ms (${info.reason})`,
+    );
+  } else {
+    holds.set(info.reason, (holds.get(info.reason) ?? 0) + 1);
+  }
+};
+// Counts what the service answered, to show that held calls meet no 429.
+const statuses: number[] = [];
+const counting = async (request: Request) => {
+  const response = await fetch(request);
+  statuses.push(response.status);
+  return response;
+};
 
 let mock: MockServer | undefined;
 let client: PetsClient;
@@ -40,16 +51,14 @@ if (wantsReal) {
   });
   console.log(`Talking to the REAL service at ${client.baseUrl}`);
 } else {
-  // A small custom plan (8 requests a minute) and a clock set 57 s into its
-  // minute, so the rate-limit part of the tour waits seconds, not a minute.
-  const offset = 57_000 - (Date.now() % 60_000);
+  // A small custom plan, 5 requests per 3-second window, so that the
+  // rate-limit part of the tour waits seconds, not a minute.
   mock = await startMockServer({
     plan: 'enterprise',
-    limits: { perMinute: 8, perDay: 1000 },
+    limits: { perMinute: 5, perDay: 1000, windowMs: 3000 },
     seed: SAMPLE_PETS,
-    now: () => Date.now() + offset,
   });
-  client = new PetsClient({ apiKey: 'demo-key', baseUrl: mock.url, onRetry });
+  client = new PetsClient({ apiKey: 'demo-key', baseUrl: mock.url, onRetry, fetch: counting });
   console.log(`Talking to the embedded mock service at ${mock.url} (no key needed)`);
 }
 
@@ -77,21 +86,35 @@ try {
   );
 
   if (mock) {
+    console.log('\n6. Ten calls at once, on a plan of 5 requests per 3-second window:');
     console.log(
-      '\n6. Eight calls at once: more than the plan has left, so the service answers 429.',
+      '   the client sends only what the budget allows and holds the rest until the reset.',
     );
-    console.log(
-      '   The client waits out Retry-After (holding its other calls too), then succeeds:',
-    );
+    statuses.length = 0;
     const started = Date.now();
-    const lists = await Promise.all(Array.from({ length: 8 }, () => client.listPets({ limit: 1 })));
-    console.log(
-      `   all ${lists.length} calls succeeded after ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    const lists = await Promise.all(
+      Array.from({ length: 10 }, () => client.listPets({ limit: 1 })),
     );
-    const after = client.rateLimit;
-    if (after) console.log(`   client.rateLimit: ${after.remaining} of ${after.limit} left`);
+    const held = [...holds].map(([reason, n]) => `${n} × ${reason}`).join(', ');
+    console.log(
+      `   all ${lists.length} succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s; holds: ${held}; the service answered ${statuses.filter((s) => s === 429).length} × 429`,
+    );
+
+    console.log('\n7. Another program spends the key behind the client’s back:');
+    const other = { headers: { authorization: 'Bearer demo-key' } };
+    let remaining = 1;
+    while (remaining > 0) {
+      const response = await fetch(`${mock.url}/pets?limit=1`, other);
+      remaining = Number(response.headers.get('x-ratelimit-remaining'));
+    }
+    console.log(
+      '   the window is spent, so the service answers 429 and the client waits out Retry-After:',
+    );
+    statuses.length = 0;
+    await client.listPets({ limit: 1 });
+    console.log(`   then it succeeds (the service answered ${statuses.join(', ')})`);
   } else {
-    console.log('\n6. Skipping the 429 demonstration: it would spend your real quota.');
+    console.log('\n6. Skipping the rate-limit demonstration: it would spend your real quota.');
   }
   console.log('\nDone.');
 } finally {

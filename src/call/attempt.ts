@@ -1,11 +1,9 @@
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import { ConnectionError } from '../errors/ConnectionError.js';
 import { errorFromResponse } from '../errors/from-response.js';
-import { RateLimitError } from '../errors/RateLimitError.js';
 import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { RetryReason } from '../options.js';
-import type { HoldReason } from '../quota/store.js';
 import { backoffDelay, readTiming } from '../timing.js';
 import { waitToTake } from '../waits.js';
 import type { Call, CallContext } from './context.js';
@@ -35,38 +33,6 @@ function backoffFor(ctx: CallContext, call: Call, reason: RetryReason): PlannedW
   if (!call.operation.resend) return undefined;
   const delayMs = waitToTake(backoffDelay(call.attempts, ctx.random), false, ctx.maxRetryDelayMs);
   return delayMs === undefined ? undefined : { delayMs, reason };
-}
-
-const HOLDS: Record<HoldReason, string> = {
-  cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
-  'budget-exhausted': 'no requests remain in the rate-limit window until it resets',
-  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
-  'budget-unknown': 'the budget is unknown until the response to the first request arrives',
-};
-
-/** Asks the quota to send; holds the call, or fails it when the hold is too long. */
-function admit(ctx: CallContext, call: Call): Promise<string> {
-  const name = call.operation.name;
-  return ctx.quota.admit({
-    signal: call.signal,
-    maxRetryDelayMs: ctx.maxRetryDelayMs,
-    onHold: (reason, delayMs) => {
-      const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
-      ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
-      ctx.notify({ operation: name, attempt: call.attempts, delayMs, reason });
-    },
-    tooLong: (reason, waitMs) =>
-      new RateLimitError(
-        `${name} was not sent: ${HOLDS[reason]}, for ${waitMs} ms more, longer than maxRetryDelayMs (${ctx.maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`,
-        {
-          status: 429,
-          code: 'rate_limit_hold',
-          headers: new Headers(),
-          rateLimit: ctx.rateLimit,
-          retryAfterMs: waitMs,
-        },
-      ),
-  });
 }
 
 /** The error for an attempt that got no response, or (`status`) whose body did not arrive. */
@@ -109,7 +75,7 @@ export async function attempt(
   ctx: CallContext,
   call: Call,
 ): Promise<{ body: unknown; status: number }> {
-  const lease = await admit(ctx, call);
+  const lease = await ctx.quota.admit(call);
   call.attempts++;
   const exchange = ctx.transport.open(call.timeoutMs, call.signal);
   const started = ctx.log.enabled('debug') ? performance.now() : 0;
@@ -150,7 +116,7 @@ export async function attempt(
       } catch (error) {
         throw noResponse(ctx, call, exchange, error, status);
       }
-      return { body: parseBody(call.label, text, status), status };
+      return { body: parseBody(call, text, status), status };
     }
     // The status decides the error; a body that breaks off only loses its detail.
     const text = await ctx.transport.read(exchange, response).catch(() => undefined);
@@ -183,13 +149,13 @@ function parseErrorBody(text: string): unknown {
   }
 }
 
-function parseBody(request: string, text: string, status: number): unknown {
+function parseBody(call: Call, text: string, status: number): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
     const excerpt = text.slice(0, 80);
     throw new ResponseValidationError(
-      `The service's response to ${request} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
+      `The service's response to ${call.label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
       {
         issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
         status,

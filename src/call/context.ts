@@ -1,7 +1,9 @@
 import { redact } from '../auth.js';
+import { RateLimitError } from '../errors/RateLimitError.js';
 import type { LevelLogger } from '../logger.js';
 import type { RetryInfo } from '../options.js';
-import type { Quota } from '../quota/Quota.js';
+import type { HoldRequest, Quota } from '../quota/Quota.js';
+import type { HoldReason } from '../quota/store.js';
 import type { RateLimitInfo, ResponseTiming } from '../timing.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
@@ -71,15 +73,57 @@ export class CallContext {
   }
 }
 
-/** One call of an operation, across its attempts. */
-export interface Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaName> {
-  readonly operation: Operation<In, Out>;
-  readonly input: Output<In>;
-  /** `"GET https://…/pets"`, for messages. */
-  readonly label: string;
-  readonly timeoutMs: number;
-  readonly maxRetries: number;
-  readonly signal: AbortSignal | undefined;
+const HOLDS: Record<HoldReason, string> = {
+  cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
+  'budget-exhausted': 'no requests remain in the rate-limit window until it resets',
+  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
+  'budget-unknown': 'the budget is unknown until the response to the first request arrives',
+};
+
+/** One call of an operation, across its attempts; also what the quota holds. */
+export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaName>
+  implements HoldRequest
+{
   /** Attempts sent so far. */
-  attempts: number;
+  attempts = 0;
+
+  constructor(
+    readonly ctx: CallContext,
+    readonly operation: Operation<In, Out>,
+    readonly input: Output<In>,
+    readonly timeoutMs: number,
+    readonly maxRetries: number,
+    readonly signal: AbortSignal | undefined,
+  ) {}
+
+  get maxRetryDelayMs(): number {
+    return this.ctx.maxRetryDelayMs;
+  }
+
+  /** `"GET https://…/pets"`, for messages. */
+  get label(): string {
+    const { method, path } = this.operation;
+    return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(this.input))}`;
+  }
+
+  onHold(reason: HoldReason, delayMs: number): void {
+    const name = this.operation.name;
+    const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
+    this.ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
+    this.ctx.notify({ operation: name, attempt: this.attempts, delayMs, reason });
+  }
+
+  tooLong(reason: HoldReason, waitMs: number): Error {
+    const { maxRetryDelayMs, rateLimit } = this.ctx;
+    return new RateLimitError(
+      `${this.operation.name} was not sent: ${HOLDS[reason]}, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`,
+      {
+        status: 429,
+        code: 'rate_limit_hold',
+        headers: new Headers(),
+        rateLimit,
+        retryAfterMs: waitMs,
+      },
+    );
+  }
 }

@@ -4,7 +4,7 @@ import { sleep } from '../sleep.js';
 import { validateInput, validateOutput } from '../validation/validate.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import { attempt, plannedWait } from './attempt.js';
-import type { Call, CallContext } from './context.js';
+import { Call, type CallContext } from './context.js';
 import type { Operation } from './operations.js';
 
 /**
@@ -26,21 +26,18 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
     operation.inputName,
   );
   const { name } = operation;
-  const call: Call<In, Out> = {
+  const call = new Call(
+    ctx,
     operation,
     input,
-    label: `${operation.method} ${ctx.baseUrl}${operation.path.replace('{petId}', String(input))}`,
-    maxRetries:
-      options.maxRetries === undefined
-        ? ctx.maxRetries
-        : checkMaxRetries(options.maxRetries, `${name} option maxRetries`),
-    timeoutMs:
-      options.timeoutMs === undefined
-        ? ctx.timeoutMs
-        : checkDuration(options.timeoutMs, `${name} option timeoutMs`, 1),
-    signal: options.signal,
-    attempts: 0,
-  };
+    options.timeoutMs === undefined
+      ? ctx.timeoutMs
+      : checkDuration(options.timeoutMs, `${name} option timeoutMs`, 1),
+    options.maxRetries === undefined
+      ? ctx.maxRetries
+      : checkMaxRetries(options.maxRetries, `${name} option maxRetries`),
+    options.signal,
+  );
   call.signal?.throwIfAborted();
   const { body, status } = await withRetries(ctx, call);
   return validateOutput(operation.checkOutput, operation.output, body, name, status);

@@ -14,7 +14,8 @@ export interface HoldRequest {
   readonly tooLong: (reason: HoldReason, waitMs: number) => Error;
 }
 
-interface Waiter extends HoldRequest {
+interface Waiter {
+  readonly request: HoldRequest;
   readonly resolve: (lease: string) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
@@ -41,7 +42,7 @@ export function defaultQuotaStore(): QuotaStore {
   return shared[STORE] as QuotaStore;
 }
 
-function lineOf(store: QuotaStore, bucket: string): Line {
+function linesOf(store: QuotaStore): Map<string, Line> {
   shared[LINES] ??= new WeakMap<QuotaStore, Map<string, Line>>();
   const byStore = shared[LINES] as WeakMap<QuotaStore, Map<string, Line>>;
   let lines = byStore.get(store);
@@ -49,13 +50,11 @@ function lineOf(store: QuotaStore, bucket: string): Line {
     lines = new Map();
     byStore.set(store, lines);
   }
-  let line = lines.get(bucket);
-  if (!line) {
-    line = { waiters: [], pumping: false, wake: undefined, unwatch: undefined };
-    lines.set(bucket, line);
-  }
-  return line;
+  return lines;
 }
+
+const storeFailed = (cause: unknown) =>
+  new AnimalStoreError(`The quota store failed to admit a request: ${String(cause)}`, { cause });
 
 // Without a store's change signal, a held request asks again this often.
 const RECHECK_MS = 100;
@@ -84,26 +83,42 @@ export class Quota {
     }
   }
 
-  // Synchronous once the name is known: the first request of a client must
-  // not wait a turn of the event loop where the runtime hashes at once.
-  #named<T>(use: (bucket: string) => T | Promise<T>): T | Promise<T> {
-    const bucket = this.#bucket;
-    return typeof bucket === 'string' ? use(bucket) : bucket.then(use);
-  }
-
   /** Resolves to a lease once the request may be sent; end it with `observe` or `release`. */
   async admit(request: HoldRequest): Promise<string> {
-    return this.#named((bucket) => this.#enqueue(bucket, request));
+    const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+    request.signal?.throwIfAborted();
+    const lines = linesOf(this.#store);
+    const line = lines.get(bucket);
+    if (line) return this.#wait(line, bucket, request, false);
+    // Nobody waits: ask the store at once. The line stays busy meanwhile, so
+    // that requests arriving now queue behind this one.
+    const own: Line = { waiters: [], pumping: true, wake: undefined, unwatch: undefined };
+    lines.set(bucket, own);
+    let admission: Admission;
+    try {
+      admission = await this.#store.admit(bucket);
+    } catch (cause) {
+      this.#restart(own, bucket);
+      throw storeFailed(cause);
+    }
+    if ('lease' in admission) {
+      this.#restart(own, bucket);
+      return admission.lease;
+    }
+    own.pumping = false;
+    return this.#wait(own, bucket, request, true);
   }
 
-  #enqueue(bucket: string, request: HoldRequest): Promise<string> {
-    const line = lineOf(this.#store, bucket);
+  /** After asking the store directly: serves whoever queued meanwhile, or forgets the line. */
+  #restart(line: Line, bucket: string): void {
+    line.pumping = false;
+    if (line.waiters.length > 0) void this.#pump(line, bucket);
+    else linesOf(this.#store).delete(bucket);
+  }
+
+  #wait(line: Line, bucket: string, request: HoldRequest, first: boolean): Promise<string> {
     const { signal } = request;
     return new Promise<string>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
       const onAbort = () => {
         const at = line.waiters.indexOf(waiter);
         if (at < 0) return;
@@ -111,27 +126,34 @@ export class Quota {
         if (at === 0) line.wake?.();
         reject(signal?.reason);
       };
-      const done =
-        <T>(settle: (value: T) => void) =>
-        (value: T) => {
+      const waiter: Waiter = {
+        request,
+        resolve: (lease) => {
           signal?.removeEventListener('abort', onAbort);
-          settle(value);
-        };
-      const waiter: Waiter = { ...request, resolve: done(resolve), reject: done(reject) };
+          resolve(lease);
+        },
+        reject: (error) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
-      line.waiters.push(waiter);
+      if (first) line.waiters.unshift(waiter);
+      else line.waiters.push(waiter);
       void this.#pump(line, bucket);
     });
   }
 
   /** Reports what the response to a leased request said. */
   async observe(lease: string, observation: Observation): Promise<void> {
-    await this.#named((bucket) => this.#store.observe(bucket, lease, observation));
+    const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+    await this.#store.observe(bucket, lease, observation);
   }
 
   /** Ends the lease of a request that got no response. */
   async release(lease: string): Promise<void> {
-    await this.#named((bucket) => this.#store.release(bucket, lease));
+    const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+    await this.#store.release(bucket, lease);
   }
 
   async #pump(line: Line, bucket: string): Promise<void> {
@@ -145,11 +167,7 @@ export class Quota {
           admission = await this.#store.admit(bucket);
         } catch (cause) {
           line.waiters.shift();
-          head.reject(
-            new AnimalStoreError(`The quota store failed to admit a request: ${String(cause)}`, {
-              cause,
-            }),
-          );
+          head.reject(storeFailed(cause));
           continue;
         }
         if ('lease' in admission) {
@@ -169,6 +187,8 @@ export class Quota {
       line.pumping = false;
       line.unwatch?.();
       line.unwatch = undefined;
+      // An empty line is forgotten, so that memory stays bounded with many keys.
+      linesOf(this.#store).delete(bucket);
     }
   }
 
@@ -179,22 +199,23 @@ export class Quota {
     for (const waiter of [...line.waiters]) {
       waiter.heldSince ??= now;
       // A hold until a response arrives is bounded by maxRetryDelayMs in all.
-      const left = waitMs ?? waiter.maxRetryDelayMs - (now - waiter.heldSince);
+      const { maxRetryDelayMs } = waiter.request;
+      const left = waitMs ?? maxRetryDelayMs - (now - waiter.heldSince);
       const take =
         waitMs === undefined
           ? left > 0
             ? left
             : undefined
-          : waitToTake(left, true, waiter.maxRetryDelayMs);
+          : waitToTake(left, true, maxRetryDelayMs);
       if (take === undefined) {
         line.waiters.splice(line.waiters.indexOf(waiter), 1);
-        waiter.reject(waiter.tooLong(reason, waitMs ?? now - waiter.heldSince));
+        waiter.reject(waiter.request.tooLong(reason, waitMs ?? now - waiter.heldSince));
         continue;
       }
       if (waitMs === undefined) pause = Math.min(pause ?? take, take);
       if (waiter.reason !== reason) {
         waiter.reason = reason;
-        waiter.onHold(reason, take);
+        waiter.request.onHold(reason, take);
       }
     }
     return line.waiters.length > 0 ? pause : undefined;
