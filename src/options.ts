@@ -86,7 +86,7 @@ export interface ClientOptions {
    * Where the key's budget lives. By default, one in-memory store per process,
    * so that clients with the same key and base URL share one budget and one
    * cooldown. Pass `new MemoryQuotaStore()` for a budget of this client's own,
-   * or a store shared by many processes (`@animal-store/sdk/redis`).
+   * or a store shared by many processes (see README: one budget per key and base URL).
    * @default the process-wide MemoryQuotaStore
    */
   quotaStore?: QuotaStore | undefined;

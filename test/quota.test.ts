@@ -110,6 +110,30 @@ describe('the budget left', () => {
     expect(span).toBeLessThan(21 * 3000);
   });
 
+  it('bounds each hold by maxRetryDelayMs, not the sum of a call’s holds', async () => {
+    const server = serviceFetch({ limits: { perMinute: 5, windowMs: 2000 } });
+    const client = clientWith(server.fetch, { maxRetryDelayMs: 2500 });
+    const results = await finish(Array.from({ length: 20 }, () => client.listPets()));
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(server.count(429)).toBe(0);
+  });
+
+  it('fails a call held longer than maxRetryDelayMs for the first response, saying so', async () => {
+    const server = serviceFetch({ limits: { perMinute: 100 }, latencyMs: 1000 });
+    const client = clientWith(server.fetch, { maxRetryDelayMs: 500 });
+    const first = client.listPets();
+    const second = client.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(500);
+    const error = (await second) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.message).toMatch(
+      /^listPets was not sent: the budget is unknown .*none arrived within maxRetryDelayMs \(500 ms\)/,
+    );
+    expect(error.retryAfterMs).toBeUndefined();
+    await finish([first]);
+    expect(server.exchanges).toHaveLength(1);
+  });
+
   it('serves held calls in arrival order', async () => {
     const server = serviceFetch({ limits: { perMinute: 2, windowMs: 3000 } });
     const client = clientWith(server.fetch);

@@ -113,17 +113,18 @@ export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = S
     this.ctx.notify({ operation: name, attempt: this.attempts, delayMs, reason });
   }
 
-  tooLong(reason: HoldReason, waitMs: number): Error {
+  tooLong(reason: HoldReason, waitMs: number | undefined): Error {
     const { maxRetryDelayMs, rateLimit } = this.ctx;
-    return new RateLimitError(
-      `${this.operation.name} was not sent: ${HOLDS[reason]}, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`,
-      {
-        status: 429,
-        code: 'rate_limit_hold',
-        headers: new Headers(),
-        rateLimit,
-        retryAfterMs: waitMs,
-      },
-    );
+    const when =
+      waitMs === undefined
+        ? `, and none arrived within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service answers again.`
+        : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
+    return new RateLimitError(`${this.operation.name} was not sent: ${HOLDS[reason]}${when}`, {
+      status: 429,
+      code: 'rate_limit_hold',
+      headers: new Headers(),
+      rateLimit,
+      retryAfterMs: waitMs,
+    });
   }
 }

@@ -35,7 +35,7 @@ export class MemoryQuotaStore implements QuotaStore {
   #leases = 0;
 
   /** @param options.now The clock, in epoch milliseconds (default `Date.now`). */
-  constructor(options: { now?: () => number } = {}) {
+  constructor(options: { now?: (() => number) | undefined } = {}) {
     this.#now = options.now ?? (() => Date.now());
   }
 

@@ -10,8 +10,11 @@ export interface HoldRequest {
   readonly maxRetryDelayMs: number;
   /** Told when the request is held, once per reason, with the wait ahead. */
   readonly onHold: (reason: HoldReason, delayMs: number) => void;
-  /** The error to fail with when the hold is longer than `maxRetryDelayMs`. */
-  readonly tooLong: (reason: HoldReason, waitMs: number) => Error;
+  /**
+   * The error to fail with when the hold is longer than `maxRetryDelayMs`:
+   * `waitMs` more, or (`undefined`) no response came within it.
+   */
+  readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
 }
 
 interface Waiter {
@@ -19,7 +22,8 @@ interface Waiter {
   readonly resolve: (lease: string) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
-  heldSince?: number;
+  /** When the current hold until a response arrives began. */
+  untimedSince?: number | undefined;
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -192,27 +196,31 @@ export class Quota {
     }
   }
 
-  /** Applies a hold to every waiter: fails those that would wait too long, tells the rest. */
+  /**
+   * Applies a hold to every waiter: fails those that would wait longer than
+   * their `maxRetryDelayMs`, tells the rest. A hold with no end in sight (until
+   * a response arrives) is bounded by `maxRetryDelayMs` from its start.
+   */
   #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
     const now = Date.now();
     let pause = waitMs;
     for (const waiter of [...line.waiters]) {
-      waiter.heldSince ??= now;
-      // A hold until a response arrives is bounded by maxRetryDelayMs in all.
       const { maxRetryDelayMs } = waiter.request;
-      const left = waitMs ?? maxRetryDelayMs - (now - waiter.heldSince);
-      const take =
-        waitMs === undefined
-          ? left > 0
-            ? left
-            : undefined
-          : waitToTake(left, true, maxRetryDelayMs);
+      let take: number | undefined;
+      if (waitMs === undefined) {
+        waiter.untimedSince ??= now;
+        const left = maxRetryDelayMs - (now - waiter.untimedSince);
+        take = left > 0 ? left : undefined;
+        if (take !== undefined) pause = Math.min(pause ?? take, take);
+      } else {
+        waiter.untimedSince = undefined;
+        take = waitToTake(waitMs, true, maxRetryDelayMs);
+      }
       if (take === undefined) {
         line.waiters.splice(line.waiters.indexOf(waiter), 1);
-        waiter.reject(waiter.request.tooLong(reason, waitMs ?? now - waiter.heldSince));
+        waiter.reject(waiter.request.tooLong(reason, waitMs));
         continue;
       }
-      if (waitMs === undefined) pause = Math.min(pause ?? take, take);
       if (waiter.reason !== reason) {
         waiter.reason = reason;
         waiter.request.onHold(reason, take);

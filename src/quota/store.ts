@@ -36,7 +36,7 @@ export interface Observation {
  * requests in flight, and the cooldown after a 429. Every request of every
  * client that uses the store is admitted by it. The default,
  * {@link MemoryQuotaStore}, is shared by the clients of one process; a store
- * shared by many processes (Redis, `@animal-store/sdk/redis`) makes a fleet
+ * shared by many processes (Redis, for example) makes a fleet
  * behave as one client.
  *
  * `bucket` names one key's budget at one base URL: a SHA-256 hash of both,
@@ -65,7 +65,7 @@ export interface QuotaStore {
   /**
    * Calls `listener` whenever the bucket's state changes, until the returned
    * function is called. Optional: without it, held requests ask again when
-   * their wait ends, or after a short pause.
+   * their wait ends, and at least every 100 ms.
    */
   watch?(bucket: string, listener: () => void): () => void;
 }
