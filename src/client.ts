@@ -98,7 +98,9 @@ export class PetsClient {
         fetch: options.fetch,
         headers: checkHeaders(options.headers),
       }),
-      quota: new Quota(store, bucketName(apiKey, this.baseUrl)),
+      quota: new Quota(store, bucketName(apiKey, this.baseUrl), (error) =>
+        log.log('error', `The quota store failed to record a response: ${String(error)}`),
+      ),
       maxRetries,
       maxRetryDelayMs,
       timeoutMs,

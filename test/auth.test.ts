@@ -105,6 +105,15 @@ describe('API key', () => {
     expect(everything).toContain('[redacted]');
   });
 
+  it('keeps the key out of the message about a 2xx body that is not JSON', async () => {
+    const stub = scriptedFetch(new Response(`oops Bearer ${API_KEY} and more`, { status: 200 }));
+    const error = (await clientWith(stub.fetch)
+      .listPets()
+      .catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain('[redacted]');
+    expect(`${error.message}\n${error.stack}`).not.toContain(API_KEY);
+  });
+
   it('keeps the key out of log lines at every level', async () => {
     const lines: string[] = [];
     const logger = {

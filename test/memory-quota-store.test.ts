@@ -68,7 +68,7 @@ describe('MemoryQuotaStore', () => {
 
   it('extends a cooldown, never shortens it, and probes when it ends', async () => {
     const { store, lease, advance } = storeAt();
-    await store.observe('b', await lease(), { status: 200 });
+    await store.observe('b', await lease(), { status: 200, blind: true });
     const a = await lease();
     const b = await lease();
     await store.observe('b', a, { status: 429, cooldownMs: 5000 });
@@ -81,8 +81,23 @@ describe('MemoryQuotaStore', () => {
 
   it('admits everything once the service answers without rate-limit headers', async () => {
     const { store, lease } = storeAt();
-    await store.observe('b', await lease(), { status: 200 });
+    await store.observe('b', await lease(), { status: 200, blind: true });
     for (let i = 0; i < 50; i++) await lease();
+  });
+
+  it('counts a response whose rate-limit headers it could not use against the budget it knew', async () => {
+    const { store, lease } = storeAt();
+    await store.observe('b', await lease(), { status: 200, window: window(2, 100, 5000) });
+    await store.observe('b', await lease(), { status: 200 });
+    await store.observe('b', await lease(), { status: 200 });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 5000 });
+  });
+
+  it('stays unknown after rate-limit headers it could not use: still one request at a time', async () => {
+    const { store, lease } = storeAt();
+    await store.observe('b', await lease(), { status: 200 });
+    expect(await store.admit('b')).toHaveProperty('lease');
+    expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 
   it('lets the next request probe when the probe gets no response', async () => {

@@ -408,6 +408,77 @@ describe('headers believed only within reason', () => {
   );
 });
 
+describe('a hostile or broken server or store', () => {
+  it('cannot lift the budget with rate-limit headers it breaks after the first response', async () => {
+    const reset = seconds(10);
+    let first = true;
+    const stub = scriptedFetch().thenAlways(async () => {
+      const remaining = first ? '3' : '-1';
+      first = false;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return json([rex], 200, {
+        'x-ratelimit-limit': '10',
+        'x-ratelimit-remaining': remaining,
+        'x-ratelimit-reset': reset,
+      });
+    });
+    const client = clientWith(stub.fetch);
+    const calls = Array.from({ length: 10 }, () => client.listPets());
+    await vi.advanceTimersByTimeAsync(9_000);
+    // The first response left 3: four requests in all until the reset.
+    expect(stub.received).toHaveLength(4);
+    await finish(calls);
+  });
+
+  it('has a 429 with Retry-After: 0 retried no sooner than the back-off floor', async () => {
+    const stub = scriptedFetch().thenAlways(apiError(429, { 'retry-after': '0' }));
+    const client = clientWith(stub.fetch, { maxRetries: 5 });
+    await finish([client.listPets().catch(() => undefined)]);
+    const gaps = stub.received.slice(1).map((r, i) => r.at - stub.received[i]!.at);
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(100);
+  });
+
+  it('lets an abort end a call at once while a slow store is asked', async () => {
+    class SlowStore extends MemoryQuotaStore {
+      override async admit(bucket: string) {
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+        return super.admit(bucket);
+      }
+    }
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: new SlowStore() });
+    const controller = new AbortController();
+    const call = client.listPets({}, { signal: controller.signal }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort(new Error('gave up'));
+    expect(((await call) as Error).message).toBe('gave up');
+    await vi.advanceTimersByTimeAsync(5000);
+    expect(stub.received).toHaveLength(0);
+    // The line is free again, and the lease granted late went back.
+    const next = client.listPets();
+    await vi.advanceTimersByTimeAsync(5000);
+    await expect(next).resolves.toEqual([rex]);
+  });
+
+  it('never fails a call that got its response because the store failed to record it', async () => {
+    class FailingStore extends MemoryQuotaStore {
+      override async observe(): Promise<void> {
+        throw new Error('store down');
+      }
+    }
+    const lines: string[] = [];
+    const log = (m: string) => lines.push(m);
+    const stub = scriptedFetch(json(rex, 201));
+    const client = clientWith(stub.fetch, {
+      quotaStore: new FailingStore(),
+      logLevel: 'error',
+      logger: { debug: log, info: log, warn: log, error: log },
+    });
+    await expect(client.createPet({ name: 'Rex', categoryId: 3 })).resolves.toEqual(rex);
+    expect(lines).toEqual([expect.stringMatching(/quota store failed to record.*store down/)]);
+  });
+});
+
 describe('no hot loop from options', () => {
   it('sends a failing service one request when maxRetryDelayMs is 0, not a burst', async () => {
     const stub = scriptedFetch().thenAlways(apiError(503));

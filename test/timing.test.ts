@@ -70,7 +70,9 @@ describe('readTiming', () => {
     });
     full.set('x-ratelimit-remaining', '-1');
     expect(readTiming(full, 200, now).rateLimit).toBeUndefined();
+    expect(readTiming(full, 200, now).rateLimitHeaders).toBe(true);
     expect(readTiming(new Headers(), 200, now)).toEqual({
+      rateLimitHeaders: false,
       rateLimit: undefined,
       window: undefined,
       retryAfter: undefined,
@@ -107,6 +109,24 @@ describe('readTiming', () => {
     });
     headers.set('retry-after', new Date(serverTime + 7000).toUTCString());
     expect(readTiming(headers, 429, now).retryAfter).toEqual({ ms: 7000, source: 'retry-after' });
+  });
+
+  it('takes the sooner reading when a wrong Date would hold calls for hours', () => {
+    const tenHoursBehind = new Date(now - 36_000_000).toUTCString();
+    const headers = new Headers({ date: tenHoursBehind, ...window(0, 5) });
+    expect(readTiming(headers, 429, now).retryAfter?.ms).toBe(5000);
+    expect(readTiming(headers, 200, now).window?.resetInMs).toBe(5000);
+  });
+
+  it('reads the reset on the service’s clock when the local clock runs ahead of it', () => {
+    const serverTime = now - 3_600_000;
+    const headers = new Headers({
+      date: new Date(serverTime).toUTCString(),
+      'x-ratelimit-limit': '60',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(serverTime / 1000 + 5),
+    });
+    expect(readTiming(headers, 200, now).window?.resetInMs).toBe(5000);
   });
 
   it('keeps the local clock when Date is within two seconds of it', () => {

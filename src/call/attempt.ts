@@ -4,7 +4,7 @@ import { errorFromResponse } from '../errors/from-response.js';
 import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { RetryReason } from '../options.js';
-import { backoffDelay, readTiming } from '../timing.js';
+import { BACKOFF_FLOOR_MS, backoffDelay, readTiming } from '../timing.js';
 import { waitToTake } from '../waits.js';
 import type { Call, CallContext } from './context.js';
 import type { Exchange } from './transport.js';
@@ -100,12 +100,17 @@ export async function attempt(
     if (status === 429) {
       const asked = timing.retryAfter;
       retryAfterMs = asked?.ms;
-      const delayMs = asked?.ms ?? backoffDelay(call.attempts, ctx.random);
+      // Never sooner than the back-off floor, even for `Retry-After: 0`.
+      const delayMs = Math.max(
+        BACKOFF_FLOOR_MS,
+        asked?.ms ?? backoffDelay(call.attempts, ctx.random),
+      );
       const take = waitToTake(delayMs, asked !== undefined, ctx.maxRetryDelayMs);
       if (take !== undefined) wait = { delayMs: take, reason: asked?.source ?? 'rate-limited' };
       await ctx.quota.observe(lease, { status, window: timing.window, cooldownMs: delayMs });
     } else {
-      await ctx.quota.observe(lease, { status, window: timing.window });
+      const blind = !timing.rateLimitHeaders;
+      await ctx.quota.observe(lease, { status, window: timing.window, blind });
       if (status >= 500) wait = backoffFor(ctx, call, 'server-error');
     }
     ctx.saw(timing);
@@ -153,7 +158,7 @@ function parseBody(call: Call, text: string, status: number): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    const excerpt = text.slice(0, 80);
+    const excerpt = call.ctx.scrub(text).slice(0, 80);
     throw new ResponseValidationError(
       `The service's response to ${call.label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
       {

@@ -72,7 +72,8 @@ export class Exchange {
         : undefined;
     this.#caller = signal;
     this.#forward = () => this.#abort(signal?.reason);
-    signal?.addEventListener('abort', this.#forward, { once: true });
+    if (signal?.aborted) this.#abort(signal.reason);
+    else signal?.addEventListener('abort', this.#forward, { once: true });
   }
 
   /** The signal openapi-fetch passes to fetch. */

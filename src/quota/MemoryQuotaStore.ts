@@ -93,7 +93,7 @@ export class MemoryQuotaStore implements QuotaStore {
   async observe(name: string, lease: string, observation: Observation): Promise<void> {
     const bucket = this.#bucket(name);
     const now = this.#now();
-    const { status, window, cooldownMs } = observation;
+    const { status, window, cooldownMs, blind } = observation;
     if (window) {
       const known = bucket.windows.get(window.limit);
       if (!known || window.resetId > known.resetId) {
@@ -107,11 +107,15 @@ export class MemoryQuotaStore implements QuotaStore {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
       bucket.known = true;
-    } else if (status >= 200 && status < 500 && status !== 429) {
+    } else if (blind && status >= 200 && status < 500 && status !== 429) {
       // The service answered but its rate-limit headers did not reach us: with
       // no window known, every request is admitted until a 429.
       bucket.windows.clear();
       bucket.known = true;
+    } else {
+      // Headers it could not use: the request was likely counted all the same.
+      for (const known of bucket.windows.values())
+        known.remaining = Math.max(0, known.remaining - 1);
     }
     if (status === 429) {
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + (cooldownMs ?? 0));

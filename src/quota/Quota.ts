@@ -57,6 +57,16 @@ function linesOf(store: QuotaStore): Map<string, Line> {
   return lines;
 }
 
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
 const storeFailed = (cause: unknown) =>
   new AnimalStoreError(`The quota store failed to admit a request: ${String(cause)}`, { cause });
 
@@ -73,10 +83,17 @@ const RECHECK_MS = 100;
 export class Quota {
   readonly #store: QuotaStore;
   #bucket: string | Promise<string>;
+  readonly #onError: (error: unknown) => void;
 
-  constructor(store: QuotaStore, bucket: string | Promise<string>) {
+  /** `onError` hears of a store that failed to record a response or a release. */
+  constructor(
+    store: QuotaStore,
+    bucket: string | Promise<string>,
+    onError: (error: unknown) => void,
+  ) {
     this.#store = store;
     this.#bucket = bucket;
+    this.#onError = onError;
     if (typeof bucket !== 'string') {
       bucket.then(
         (name) => {
@@ -98,12 +115,19 @@ export class Quota {
     // that requests arriving now queue behind this one.
     const own: Line = { waiters: [], pumping: true, wake: undefined, unwatch: undefined };
     lines.set(bucket, own);
+    const asking = this.#store.admit(bucket).then(undefined, (cause: unknown) => {
+      throw storeFailed(cause);
+    });
     let admission: Admission;
     try {
-      admission = await this.#store.admit(bucket);
-    } catch (cause) {
-      this.#restart(own, bucket);
-      throw storeFailed(cause);
+      admission = await untilAbort(asking, request.signal);
+    } catch (error) {
+      // Aborted while the store was asked: a lease it grants later goes back.
+      asking
+        .then((late) => ('lease' in late ? this.#store.release(bucket, late.lease) : undefined))
+        .catch(() => undefined)
+        .finally(() => this.#restart(own, bucket));
+      throw error;
     }
     if ('lease' in admission) {
       this.#restart(own, bucket);
@@ -148,16 +172,28 @@ export class Quota {
     });
   }
 
-  /** Reports what the response to a leased request said. */
+  /**
+   * Reports what the response to a leased request said. A store that fails
+   * here is reported to `onError` and never fails the call: the response
+   * arrived, and the service may have acted on it.
+   */
   async observe(lease: string, observation: Observation): Promise<void> {
-    const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
-    await this.#store.observe(bucket, lease, observation);
+    try {
+      const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+      await this.#store.observe(bucket, lease, observation);
+    } catch (error) {
+      this.#onError(error);
+    }
   }
 
-  /** Ends the lease of a request that got no response. */
+  /** Ends the lease of a request that got no response; a store failure goes to `onError`. */
   async release(lease: string): Promise<void> {
-    const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
-    await this.#store.release(bucket, lease);
+    try {
+      const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+      await this.#store.release(bucket, lease);
+    } catch (error) {
+      this.#onError(error);
+    }
   }
 
   async #pump(line: Line, bucket: string): Promise<void> {

@@ -27,6 +27,12 @@ export interface Observation {
   readonly status: number;
   /** The rate-limit window the response reported, when its headers were present and credible. */
   readonly window?: WindowReport | undefined;
+  /**
+   * The response came without any `X-RateLimit-*` header (a proxy strips them,
+   * CORS hides them): the budget is invisible. Headers that came but could not
+   * be used are not this: the request is counted against the known windows.
+   */
+  readonly blind?: boolean | undefined;
   /** For a 429: how long nobody may send, from now. */
   readonly cooldownMs?: number | undefined;
 }
@@ -51,9 +57,9 @@ export interface Observation {
  *   of the known windows; a window is named by its limit and its reset, and a
  *   report of an older window, or a larger `remaining` for the same one, is
  *   ignored (responses arriving out of order only tighten the budget);
- * - responses without rate-limit headers (a proxy strips them, CORS hides
- *   them) make the budget invisible: then every request is admitted, and only
- *   a 429's cooldown holds them.
+ * - a 2xx or 4xx without any rate-limit header (`blind`: a proxy strips them,
+ *   CORS hides them) makes the budget invisible: then every request is
+ *   admitted, and only a 429's cooldown holds them.
  */
 export interface QuotaStore {
   /** Asks to send one request now. */
