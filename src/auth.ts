@@ -44,8 +44,3 @@ export function resolveApiKey(option: string | undefined): string {
   }
   return key;
 }
-
-/** Replaces every occurrence of `secret` in `text` by `[redacted]`. */
-export function redact(text: string, secret: string): string {
-  return secret && text.includes(secret) ? text.split(secret).join('[redacted]') : text;
-}

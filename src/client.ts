@@ -8,6 +8,7 @@ import { AnimalStoreError } from './errors/AnimalStoreError.js';
 import { LevelLogger } from './logger.js';
 import {
   type ClientOptions,
+  checkBytes,
   checkDuration,
   checkHeaders,
   checkLogLevel,
@@ -68,6 +69,10 @@ export class PetsClient {
       0,
     );
     const timeoutMs = checkDuration(options.timeoutMs ?? DEFAULTS.timeoutMs, 'timeoutMs', 1);
+    const maxResponseBytes = checkBytes(
+      options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+      'maxResponseBytes',
+    );
     if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
       throw new AnimalStoreError('Invalid onRetry: expected a function.');
     }
@@ -104,6 +109,7 @@ export class PetsClient {
       maxRetries,
       maxRetryDelayMs,
       timeoutMs,
+      maxResponseBytes,
       log,
       onRetry: options.onRetry,
     });

@@ -1,4 +1,4 @@
-import { redact } from './auth.js';
+import { redact } from './redact.js';
 
 /** How much the client logs. Each level includes the ones before it. */
 export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';

@@ -74,6 +74,14 @@ export interface ClientOptions {
    */
   timeoutMs?: number | undefined;
   /**
+   * The most a response body may hold, counted in decoded bytes (so that
+   * compression cannot get round it). Past it the client stops reading and the
+   * call fails: a `ResponseValidationError` for a 2xx. A valid answer holds at
+   * most 100 pets; this leaves room for names up to about 10 kB each.
+   * @default 1048576 (1 MiB)
+   */
+  maxResponseBytes?: number | undefined;
+  /**
    * The `fetch` to send requests with.
    * @default globalThis.fetch
    */
@@ -136,6 +144,7 @@ export const DEFAULTS = Object.freeze({
   maxRetries: 2,
   maxRetryDelayMs: 60_000,
   timeoutMs: 30_000,
+  maxResponseBytes: 1_048_576,
   logLevel: 'warn' as LogLevel,
 });
 
@@ -149,6 +158,14 @@ export function checkMaxRetries(value: unknown, where: string): number {
     fail(
       `Invalid ${where}: expected a whole number of retries ≥ 0 (0 disables retries), got ${String(value)}.`,
     );
+  }
+  return value;
+}
+
+/** Checks a size in bytes. */
+export function checkBytes(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    fail(`Invalid ${where}: expected a whole number of bytes ≥ 1, got ${String(value)}.`);
   }
   return value;
 }

@@ -1,3 +1,5 @@
+import { onAbort } from './abort.js';
+
 /** Longest delay setTimeout honours; above it, it fires at once. Long waits are chained. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
@@ -9,23 +11,24 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
       return;
     }
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
+    const stop = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
     const end = Date.now() + ms;
     const arm = (left: number) => {
       timer = setTimeout(
         () => {
           const rest = end - Date.now();
           if (left > MAX_TIMER_MS && rest > 0) return arm(rest);
-          signal?.removeEventListener('abort', onAbort);
+          stop?.();
           resolve();
         },
         Math.min(Math.max(0, left), MAX_TIMER_MS),
       );
     };
-    signal?.addEventListener('abort', onAbort, { once: true });
     arm(ms);
   });
 }

@@ -1,6 +1,9 @@
+import { inspect } from 'node:util';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   type AnimalStoreError,
+  type ApiError,
   AuthenticationError,
   BadRequestError,
   ConnectionError,
@@ -49,11 +52,42 @@ const raw = (status: number, body: string, type = 'application/json'): Fault => 
 });
 const html = (status: number) =>
   raw(status, `<html><body><h1>${status}</h1></body></html>`, 'text/html');
+const rateHeaders = (reset: string, remaining = '0'): [string, string][] => [
+  ['x-ratelimit-limit', '60'],
+  ['x-ratelimit-remaining', remaining],
+  ['x-ratelimit-reset', reset],
+];
 const limited = (...retryAfter: string[]) =>
   errorBody(
     429,
     retryAfter.map((v) => ['retry-after', v] as [string, string]),
   );
+
+const KEY = 'sk_fault_matrix';
+// Compression bombs, made once: 64 MiB of JSON white space, 64 times the cap.
+const INFLATED = 64 * 2 ** 20;
+let bombs: { gzip: Buffer; br: Buffer } | undefined;
+const bomb = (encoding: 'gzip' | 'br', status = 200): Fault => {
+  bombs ??= {
+    gzip: gzipSync(Buffer.alloc(INFLATED, 0x20)),
+    br: brotliCompressSync(Buffer.alloc(INFLATED, 0x20), {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 4 },
+    }),
+  };
+  return {
+    status,
+    headers: [
+      ['content-type', 'application/json'],
+      ['content-encoding', encoding],
+    ],
+    bytes: bombs[encoding],
+  };
+};
+const redirect = (status: number, location: string): Fault => ({
+  status,
+  headers: [['location', location]],
+  body: '',
+});
 
 const cases: Case[] = [
   {
@@ -202,6 +236,76 @@ const cases: Case[] = [
     get: [ok, 2],
     post: [fails(ConnectionError), 1],
   },
+  {
+    name: 'a 503 whose reason phrase echoes the key',
+    fault: () => ({ ...errorBody(503), reason: `Upstream rejected Bearer ${KEY}` }),
+    get: [ok, 2],
+    post: [fails(ServerError), 1],
+  },
+  {
+    name: 'a 2xx that is not JSON and quotes the key',
+    fault: () => raw(200, `oops: Bearer ${KEY}`, 'text/plain'),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: 'a 401 echoing the key in its headers, body and reason phrase',
+    fault: () => ({
+      ...raw(401, JSON.stringify({ code: KEY, message: `bad key ${KEY}`, status: 401 })),
+      headers: [
+        ['content-type', 'application/json'],
+        ['x-echo', `Bearer ${KEY}`],
+        [`x-${KEY}`, '1'],
+      ],
+      reason: KEY,
+    }),
+    get: [fails(AuthenticationError), 1],
+  },
+  {
+    name: 'a gzip bomb (64 MiB inflated)',
+    fault: () => bomb('gzip'),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: 'a brotli bomb (64 MiB inflated)',
+    fault: () => bomb('br'),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: 'a 503 gzip bomb',
+    fault: () => bomb('gzip', 503),
+    get: [ok, 2],
+    post: [fails(ServerError), 1],
+  },
+  {
+    name: 'an endless chunked body',
+    fault: () => ({ ...raw(200, '['), endless: Buffer.alloc(64 * 1024, 0x20) }),
+    get: [fails(ResponseValidationError), 1],
+  },
+  {
+    name: 'a 307 to another origin',
+    fault: () => redirect(307, 'http://127.0.0.1:9/v1/pets'),
+    get: [fails(ServerError), 1],
+  },
+  {
+    name: 'a 307 loop to itself',
+    fault: (op) => redirect(307, op === 'getPet' ? '/v1/pets/7' : '/v1/pets'),
+    get: [fails(ServerError), 1],
+  },
+  {
+    name: 'a 302 loop',
+    fault: (op) => redirect(302, op === 'getPet' ? '/v1/pets/7' : '/v1/pets'),
+    get: [fails(ServerError), 1],
+  },
+  {
+    name: 'a 401 body nested 10,000 deep',
+    fault: () => raw(401, `${'['.repeat(10_000)}${']'.repeat(10_000)}`),
+    get: [fails(AuthenticationError), 1],
+  },
+  {
+    name: 'a 2xx with an X-RateLimit-Reset out of range',
+    fault: (op) => json(200, pet(op, PET), rateHeaders('99999999999999')),
+    get: [ok, 1],
+  },
 ];
 
 const servers: { close(): Promise<void> }[] = [];
@@ -217,7 +321,7 @@ const success = (arrival: Arrival): Fault =>
 /** One retry, attempts limited to 400 ms, waits up to 5 s. */
 const matrixClient = (baseUrl: string) =>
   new PetsClient({
-    apiKey: 'sk_fault_matrix',
+    apiKey: KEY,
     baseUrl,
     maxRetries: 1,
     maxRetryDelayMs: 5000,
@@ -253,7 +357,16 @@ describe.concurrent('fault matrix', () => {
             Object.prototype,
           );
         } else {
-          expect((result as { error: unknown }).error).toBeInstanceOf(outcome.error);
+          const { error } = result as { error: ApiError };
+          expect(error).toBeInstanceOf(outcome.error);
+          const shown = [
+            error.message,
+            error.stack,
+            inspect(error, { depth: 10 }),
+            JSON.stringify(error.body),
+            error.headers ? [...error.headers].join(' ') : '',
+          ].join('\n');
+          expect(shown).not.toContain(KEY);
           if (outcome.error === RateLimitError) expect(Date.now() - started).toBeLessThan(1000);
         }
         expect(server.arrivals).toHaveLength(attempts);

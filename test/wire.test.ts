@@ -13,7 +13,11 @@ afterEach(async () => {
 
 describe('requests through the platform fetch', () => {
   it('carry the bearer key, the extra headers, the query, the path and a JSON body', async () => {
-    server = await startFaultServer([json(200, [PET]), json(201, PET), json(200, PET)]);
+    server = await startFaultServer([
+      json(200, [{ ...PET, status: 'sold' }]),
+      json(201, PET),
+      json(200, PET),
+    ]);
     const client = new PetsClient({
       apiKey: 'sk_wire_test',
       baseUrl: server.url,

@@ -7,7 +7,7 @@ import type { RetryReason } from '../options.js';
 import { BACKOFF_FLOOR_MS, backoffDelay, readTiming } from '../timing.js';
 import { waitToTake } from '../waits.js';
 import type { Call, CallContext } from './context.js';
-import type { Exchange } from './transport.js';
+import { BodyTooLarge, type Exchange } from './transport.js';
 
 /** A wait before the next attempt, decided when an attempt failed. */
 export interface PlannedWait {
@@ -54,13 +54,14 @@ function noResponse(
       backoffFor(ctx, call, 'timeout'),
     );
   }
-  const why = error instanceof Error ? ctx.scrub(describeFailure(error)) : 'unknown failure';
+  const cause = ctx.scrubError(error);
+  const why = cause instanceof Error ? ctx.scrub(describeFailure(cause)) : 'unknown failure';
   const what =
     status === undefined
       ? `got no response from ${ctx.baseUrl}: ${why}. Check the network and baseUrl.`
       : `got HTTP ${status}, but its body broke off: ${why}.${call.operation.resend ? '' : ' The service may have acted on the request: check before sending it again.'}`;
   return plan(
-    new ConnectionError(`${call.label} ${what}`, { cause: error }),
+    new ConnectionError(`${call.label} ${what}`, { cause }),
     backoffFor(ctx, call, 'connection-error'),
   );
 }
@@ -117,21 +118,28 @@ export async function attempt(
     if (response.ok) {
       let text: string;
       try {
-        text = await ctx.transport.read(exchange, response);
+        text = await ctx.transport.read(exchange, response, ctx.maxResponseBytes);
       } catch (error) {
+        if (error instanceof BodyTooLarge) throw tooLarge(call, error, status);
         throw noResponse(ctx, call, exchange, error, status);
       }
-      return { body: parseBody(call, text, status), status };
+      const body = parseBody(call, text, status);
+      // Parsing counts against the time limit too.
+      if (exchange.timedOut) throw noResponse(ctx, call, exchange, undefined, status);
+      return { body, status };
     }
     // The status decides the error; a body that breaks off only loses its detail.
-    const text = await ctx.transport.read(exchange, response).catch(() => undefined);
+    const text = await ctx.transport
+      .read(exchange, response, ctx.maxResponseBytes)
+      .catch(() => undefined);
     if (call.signal?.aborted) throw call.signal.reason;
     throw plan(
       errorFromResponse({
         status,
         statusText: ctx.scrub(response.statusText),
-        headers: scrubHeaders(response.headers, ctx),
-        body: text === undefined ? undefined : scrubBody(parseErrorBody(text), ctx),
+        headers: ctx.scrubHeaders(response.headers),
+        body: errorBody(ctx, text),
+        text: text === undefined ? undefined : ctx.scrub(text),
         rateLimit: timing.rateLimit,
         request: call.label,
         retryAfterMs,
@@ -145,13 +153,36 @@ export async function attempt(
   }
 }
 
-function parseErrorBody(text: string): unknown {
-  if (text === '') return undefined;
+/**
+ * An error response's body: its JSON without the key, else its redacted text.
+ * JSON nested deeper than anyone's code walks safely (`JSON.stringify` of the
+ * error must not overflow the stack) is kept as text.
+ */
+function errorBody(ctx: CallContext, text: string | undefined): unknown {
+  if (text === undefined || text === '') return undefined;
   try {
-    return JSON.parse(text);
-  } catch {
-    return text;
+    const body: unknown = JSON.parse(text);
+    if (!nestedDeeperThan(body, 64)) return ctx.scrubJson(body);
+  } catch {}
+  return ctx.scrub(text);
+}
+
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
   }
+  return false;
+}
+
+function tooLarge(call: Call, error: BodyTooLarge, status: number): ResponseValidationError {
+  return new ResponseValidationError(
+    `The service's response to ${call.label} (HTTP ${status}) is larger than maxResponseBytes (${error.maxBytes} bytes): it was not read further. Raise maxResponseBytes if the service's answers are this large.`,
+    { issues: [{ path: [], code: 'too_big', message: error.message }], status },
+  );
 }
 
 function parseBody(call: Call, text: string, status: number): unknown {
@@ -168,23 +199,6 @@ function parseBody(call: Call, text: string, status: number): unknown {
       },
     );
   }
-}
-
-function scrubHeaders(headers: Headers, ctx: CallContext): Headers {
-  let leaks = false;
-  for (const [, value] of headers) if (ctx.scrub(value) !== value) leaks = true;
-  if (!leaks) return headers;
-  const clean = new Headers();
-  for (const [name, value] of headers) clean.append(name, ctx.scrub(value));
-  return clean;
-}
-
-function scrubBody(body: unknown, ctx: CallContext): unknown {
-  if (body === undefined) return undefined;
-  if (typeof body === 'string') return ctx.scrub(body);
-  const text = JSON.stringify(body);
-  const clean = ctx.scrub(text);
-  return clean === text ? body : JSON.parse(clean);
 }
 
 // undici says only "fetch failed" and keeps the reason (ECONNREFUSED…) in `cause`.

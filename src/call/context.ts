@@ -1,9 +1,9 @@
-import { redact } from '../auth.js';
 import { RateLimitError } from '../errors/RateLimitError.js';
 import type { LevelLogger } from '../logger.js';
 import type { RetryInfo } from '../options.js';
 import type { HoldRequest, Quota } from '../quota/Quota.js';
 import type { HoldReason } from '../quota/store.js';
+import { redact, redactError, redactHeaders, redactJson } from '../redact.js';
 import type { RateLimitInfo, ResponseTiming } from '../timing.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
@@ -18,6 +18,7 @@ export interface CallSettings {
   readonly maxRetries: number;
   readonly maxRetryDelayMs: number;
   readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
   readonly log: LevelLogger;
   readonly onRetry: ((info: RetryInfo) => void) | undefined;
   readonly random?: (() => number) | undefined;
@@ -31,6 +32,7 @@ export class CallContext {
   readonly maxRetries: number;
   readonly maxRetryDelayMs: number;
   readonly timeoutMs: number;
+  readonly maxResponseBytes: number;
   readonly log: LevelLogger;
   readonly random: () => number;
   readonly #apiKey: string;
@@ -45,6 +47,7 @@ export class CallContext {
     this.maxRetries = settings.maxRetries;
     this.maxRetryDelayMs = settings.maxRetryDelayMs;
     this.timeoutMs = settings.timeoutMs;
+    this.maxResponseBytes = settings.maxResponseBytes;
     this.log = settings.log;
     this.random = settings.random ?? Math.random;
     this.#apiKey = settings.apiKey;
@@ -54,6 +57,21 @@ export class CallContext {
   /** `text` with the key replaced by `[redacted]`. */
   scrub(text: string): string {
     return redact(text, this.#apiKey);
+  }
+
+  /** Parsed JSON with the key redacted from every string and name. */
+  scrubJson(value: unknown): unknown {
+    return redactJson(value, this.#apiKey);
+  }
+
+  /** Headers without the key. */
+  scrubHeaders(headers: Headers): Headers {
+    return redactHeaders(headers, this.#apiKey);
+  }
+
+  /** An error (a `cause`) without the key anywhere in it. */
+  scrubError(error: unknown): unknown {
+    return redactError(error, this.#apiKey);
   }
 
   /** Takes note of what a response said about time. */

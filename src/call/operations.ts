@@ -1,5 +1,6 @@
 import type { Client } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
+import type { ValidationIssue } from '../errors/ValidationIssue.js';
 import type { OperationName } from '../options.js';
 import {
   type Check,
@@ -32,6 +33,8 @@ export interface Operation<In extends SchemaName, Out extends SchemaName> {
   /** Schema and fast check of a 2xx body. */
   readonly output: Out;
   readonly checkOutput: Check<Output<Out>>;
+  /** What an answer must also keep with respect to the request (after the schema). */
+  readonly checkAnswer?: (input: Output<In>, output: Output<Out>) => ValidationIssue | undefined;
   /** The request, through openapi-fetch. */
   readonly send: (api: Client<paths>, input: Output<In>, init: SendInit) => Promise<unknown>;
 }
@@ -51,6 +54,24 @@ export const OPERATIONS = {
     inputName: 'listPets parameters',
     output: 'Pets',
     checkOutput: checkPets,
+    checkAnswer: (query, pets) => {
+      const limit = query.limit ?? 20;
+      if (pets.length > limit) {
+        return {
+          path: [],
+          code: 'too_big',
+          message: `the list holds ${pets.length} pets, more than the limit of ${limit} asked for`,
+        };
+      }
+      const at = query.status ? pets.findIndex((pet) => pet.status !== query.status) : -1;
+      return at < 0
+        ? undefined
+        : {
+            path: [at, 'status'],
+            code: 'invalid_value',
+            message: `status is ${JSON.stringify(pets[at]?.status)}, but only '${query.status}' was asked for`,
+          };
+    },
     send: (api, query, init) => api.GET('/pets', { params: { query }, ...init }),
   } satisfies Operation<'ListPetsParams', 'Pets'>,
   createPet: {

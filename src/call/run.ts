@@ -1,4 +1,8 @@
 import pRetry from 'p-retry';
+import { AnimalStoreError } from '../errors/AnimalStoreError.js';
+import { RequestValidationError } from '../errors/RequestValidationError.js';
+import { ResponseValidationError } from '../errors/ResponseValidationError.js';
+import { describeIssues } from '../errors/ValidationIssue.js';
 import { checkDuration, checkMaxRetries, type RequestOptions } from '../options.js';
 import { sleep } from '../sleep.js';
 import { validateInput, validateOutput } from '../validation/validate.js';
@@ -19,12 +23,18 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
   raw: unknown,
   options: RequestOptions,
 ): Promise<Output<Out>> {
-  const input = await validateInput(
-    operation.checkInput,
-    operation.input,
-    raw,
-    operation.inputName,
-  );
+  let input: Output<In>;
+  try {
+    input = await validateInput(operation.checkInput, operation.input, raw, operation.inputName);
+  } catch (error) {
+    if (error instanceof AnimalStoreError) throw error;
+    // A getter of the caller's that throws, a Proxy that refuses to be read…
+    const message = `reading it threw ${error instanceof Error ? error.name : 'a value'}: ${String(error instanceof Error ? error.message : error)}`;
+    throw new RequestValidationError(
+      `Invalid ${operation.inputName}; nothing was sent. ${message}.`,
+      [{ path: [], code: 'unreadable', message }],
+    );
+  }
   const { name } = operation;
   const call = new Call(
     ctx,
@@ -40,7 +50,15 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
   );
   call.signal?.throwIfAborted();
   const { body, status } = await withRetries(ctx, call);
-  return validateOutput(operation.checkOutput, operation.output, body, name, status);
+  const output = await validateOutput(operation.checkOutput, operation.output, body, name, status);
+  const issue = operation.checkAnswer?.(input, output);
+  if (issue) {
+    throw new ResponseValidationError(
+      `The service's response to ${name} (HTTP ${status}) contradicts the request: ${describeIssues([issue])}.`,
+      { issues: [issue], status },
+    );
+  }
+  return output;
 }
 
 /**

@@ -1,5 +1,6 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
+import { onAbort } from '../abort.js';
 import { MAX_TIMER_MS } from '../sleep.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
@@ -28,7 +29,14 @@ class PlainRequest implements RequestInit {
     this.headers = init.headers;
     this.body = init.body ?? null;
     this.signal = init.signal ?? null;
-    this.redirect = init.redirect ?? 'follow';
+    this.redirect = init.redirect ?? 'manual';
+  }
+}
+
+/** A body longer than the client reads (`maxResponseBytes`). */
+export class BodyTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`the body is larger than maxResponseBytes (${maxBytes} bytes)`);
   }
 }
 
@@ -44,8 +52,7 @@ let standIn: Response | undefined;
 export class Exchange {
   readonly #controller = new AbortController();
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
-  readonly #caller: AbortSignal | undefined;
-  readonly #forward: () => void;
+  readonly #unlisten: (() => void) | undefined;
   // A custom fetch may ignore the signal: never wait for it past an abort.
   // (The platform fetch rejects on abort by itself, body read included.)
   readonly #stopped: Promise<never> | undefined;
@@ -70,10 +77,8 @@ export class Exchange {
             this.#abort(new Error(`timed out after ${timeoutMs} ms`));
           }, timeoutMs)
         : undefined;
-    this.#caller = signal;
-    this.#forward = () => this.#abort(signal?.reason);
     if (signal?.aborted) this.#abort(signal.reason);
-    else signal?.addEventListener('abort', this.#forward, { once: true });
+    else if (signal) this.#unlisten = onAbort(signal, () => this.#abort(signal.reason));
   }
 
   /** The signal openapi-fetch passes to fetch. */
@@ -94,7 +99,7 @@ export class Exchange {
   /** Stops the timer and forgets the caller's signal. */
   close(): void {
     clearTimeout(this.#timer);
-    this.#caller?.removeEventListener('abort', this.#forward);
+    this.#unlisten?.();
   }
 }
 
@@ -128,6 +133,9 @@ export class Transport {
       // openapi-fetch builds a Request per call and fetch() would build a second
       // one from it: a plain holder avoids both for the platform fetch.
       Request: PlainRequest as unknown as typeof Request,
+      // A redirect is an answer, never followed: a POST must not be replayed to
+      // another origin, nor a loop sent again and again.
+      redirect: 'manual',
     });
   }
 
@@ -154,8 +162,43 @@ export class Transport {
     return exchange.response as Response;
   }
 
-  /** Reads the body of `response` as text, within the exchange's time limit. */
-  read(exchange: Exchange, response: Response): Promise<string> {
-    return exchange.race(response.text());
+  /**
+   * Reads the body of `response` as text, within the exchange's time limit,
+   * counting decoded bytes: past `maxBytes` it stops reading, releases the
+   * connection and rejects with {@link BodyTooLarge}, so that neither a
+   * compression bomb nor an endless body can take more than that.
+   */
+  async read(exchange: Exchange, response: Response, maxBytes: number): Promise<string> {
+    const length = response.headers.get('content-length');
+    // A body of a stated length, not compressed, is bounded by that length.
+    if (
+      length !== null &&
+      Number(length) <= maxBytes &&
+      !response.headers.has('content-encoding')
+    ) {
+      return exchange.race(response.text());
+    }
+    const body = response.body;
+    if (!body) {
+      const text = await exchange.race(response.text());
+      if (new TextEncoder().encode(text).byteLength > maxBytes) throw new BodyTooLarge(maxBytes);
+      return text;
+    }
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let size = 0;
+    let text = '';
+    try {
+      for (;;) {
+        const { done, value } = await exchange.race(reader.read());
+        if (done) return text + decoder.decode();
+        size += value.byteLength;
+        if (size > maxBytes) throw new BodyTooLarge(maxBytes);
+        text += decoder.decode(value, { stream: true });
+      }
+    } catch (error) {
+      reader.cancel().catch(() => undefined);
+      throw error;
+    }
   }
 }

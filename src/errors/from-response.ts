@@ -14,6 +14,8 @@ export interface FailedResponse {
   readonly headers: Headers;
   /** The body: parsed JSON, raw text when it was not JSON, or `undefined` when empty. */
   readonly body: unknown;
+  /** The body as text, for the message; `undefined` when it could not be read. */
+  readonly text?: string | undefined;
   /** The response's `X-RateLimit-*` values, when it carried them. */
   readonly rateLimit: RateLimitInfo | undefined;
   /** `"GET /pets"`, for the message. */
@@ -28,8 +30,9 @@ export interface FailedResponse {
 
 function describeBody(response: FailedResponse): string {
   const type = response.headers.get('content-type') ?? 'no content type';
-  if (response.body === undefined || response.body === '') return `an empty body (${type})`;
-  const text = typeof response.body === 'string' ? response.body : JSON.stringify(response.body);
+  const { text } = response;
+  if (text === undefined) return `a body that could not be read (${type})`;
+  if (text === '') return `an empty body (${type})`;
   const excerpt = text.length > 120 ? `${text.slice(0, 120)}…` : text;
   return `a body that is not the service's Error JSON (${type}): ${JSON.stringify(excerpt)}`;
 }
@@ -54,7 +57,12 @@ export function errorFromResponse(response: FailedResponse): ApiError {
   const parsed = checkErrorBody(response.body);
   const code = parsed !== REJECT ? parsed.code : `http_${status}`;
   const said = parsed !== REJECT ? `${parsed.message} (code ${code})` : describeBody(response);
-  const head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
+  let head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
+  if (status === 0 || (status >= 300 && status < 400)) {
+    // A browser shows a redirect it did not follow as status 0, without Location.
+    const location = response.headers.get('location');
+    head = `${response.request} was answered with a redirect${status ? ` (HTTP ${status})` : ''}${location ? ` to ${JSON.stringify(location.slice(0, 200))}` : ''}, which the SDK does not follow, so nothing was sent there. Check baseUrl.`;
+  }
   const details: ApiErrorDetails = {
     status,
     code,

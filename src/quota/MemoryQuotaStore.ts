@@ -107,7 +107,7 @@ export class MemoryQuotaStore implements QuotaStore {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
       bucket.known = true;
-    } else if (blind && status >= 200 && status < 500 && status !== 429) {
+    } else if (blind && ((status >= 200 && status < 300) || (status >= 400 && status < 429))) {
       // The service answered but its rate-limit headers did not reach us: with
       // no window known, every request is admitted until a 429.
       bucket.windows.clear();

@@ -1,3 +1,4 @@
+import { onAbort } from '../abort.js';
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import { MAX_TIMER_MS } from '../sleep.js';
 import { waitToTake } from '../waits.js';
@@ -61,9 +62,8 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 function untilAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return promise;
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    const stop = onAbort(signal, () => reject(signal.reason));
+    promise.then(resolve, reject).finally(stop);
   });
 }
 
@@ -147,25 +147,26 @@ export class Quota {
   #wait(line: Line, bucket: string, request: HoldRequest, first: boolean): Promise<string> {
     const { signal } = request;
     return new Promise<string>((resolve, reject) => {
-      const onAbort = () => {
-        const at = line.waiters.indexOf(waiter);
-        if (at < 0) return;
-        line.waiters.splice(at, 1);
-        if (at === 0) line.wake?.();
-        reject(signal?.reason);
-      };
+      const stop = signal
+        ? onAbort(signal, () => {
+            const at = line.waiters.indexOf(waiter);
+            if (at < 0) return;
+            line.waiters.splice(at, 1);
+            if (at === 0) line.wake?.();
+            reject(signal.reason);
+          })
+        : undefined;
       const waiter: Waiter = {
         request,
         resolve: (lease) => {
-          signal?.removeEventListener('abort', onAbort);
+          stop?.();
           resolve(lease);
         },
         reject: (error) => {
-          signal?.removeEventListener('abort', onAbort);
+          stop?.();
           reject(error);
         },
       };
-      signal?.addEventListener('abort', onAbort, { once: true });
       if (first) line.waiters.unshift(waiter);
       else line.waiters.push(waiter);
       void this.#pump(line, bucket);

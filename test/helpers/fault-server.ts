@@ -13,6 +13,12 @@ export interface Fault {
   hang?: 'before-headers' | 'mid-body';
   /** Destroys the socket before answering. */
   reset?: boolean;
+  /** The reason phrase of the status line. */
+  reason?: string;
+  /** The body as bytes (already compressed, say), instead of `body`. */
+  bytes?: Buffer;
+  /** After `body`, keeps sending this chunk until the client goes away (at most 2,000 times). */
+  endless?: Buffer;
 }
 
 /** One request as the server saw it. */
@@ -75,8 +81,25 @@ export async function startFaultServer(
       if (fault.hang === 'before-headers') return;
       const headers: string[] = [];
       for (const [name, value] of fault.headers ?? []) headers.push(name, value);
-      res.writeHead(fault.status ?? 200, headers);
-      const body = Buffer.from(fault.body ?? '');
+      if (fault.reason === undefined) res.writeHead(fault.status ?? 200, headers);
+      else res.writeHead(fault.status ?? 200, fault.reason, headers);
+      const body = fault.bytes ?? Buffer.from(fault.body ?? '');
+      const { endless } = fault;
+      if (endless) {
+        res.write(body);
+        let sent = 0;
+        const more = () => {
+          if (res.destroyed || ++sent > 2000) {
+            res.end(done);
+            return;
+          }
+          if (res.write(endless)) setImmediate(more);
+          else res.once('drain', more);
+        };
+        res.on('close', done);
+        more();
+        return;
+      }
       if (fault.hang === 'mid-body') {
         res.write(body.subarray(0, Math.floor(body.length / 2)));
         return;

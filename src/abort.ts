@@ -1,0 +1,27 @@
+// One listener per signal, however many calls share it: a signal passed to
+// many concurrent calls must not trigger MaxListenersExceededWarning (plain
+// fetch does not).
+const callbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `callback` once when `signal` aborts; the returned function stops that. */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let set = callbacks.get(signal);
+  if (!set) {
+    const all = new Set<() => void>();
+    set = all;
+    callbacks.set(signal, all);
+    signal.addEventListener(
+      'abort',
+      () => {
+        for (const call of [...all]) call();
+        all.clear();
+      },
+      { once: true },
+    );
+  }
+  const mine = set;
+  mine.add(callback);
+  return () => {
+    mine.delete(callback);
+  };
+}

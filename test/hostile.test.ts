@@ -1,0 +1,311 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  AnimalStoreError,
+  AuthenticationError,
+  ConnectionError,
+  PetsClient,
+  RequestValidationError,
+  ResponseValidationError,
+  ServerError,
+} from '../src/index.js';
+import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
+
+// What hostile or broken servers and callers try, each point of the SDK's
+// promise as its own test; the fault matrix runs the wire-level ones.
+
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+  servers.length = 0;
+});
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+describe('a short key', () => {
+  it('is redacted where it stands as a token, and nothing else is touched', async () => {
+    const body = JSON.stringify({ code: 'a', message: 'key a is not valid', status: 401 });
+    const stub = scriptedFetch(
+      new Response(body, {
+        status: 401,
+        headers: { 'content-type': 'application/json', 'x-echo': 'Bearer a' },
+      }),
+    );
+    const error = (await clientWith(stub.fetch, { apiKey: 'a', maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e)) as AuthenticationError;
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error.headers.get('content-type')).toBe('application/json');
+    expect(error.headers.get('x-echo')).toBe('Bearer [redacted]');
+    expect(error.body).toEqual({
+      code: '[redacted]',
+      message: 'key [redacted] is not valid',
+      status: 401,
+    });
+    expect(error.message).toContain('is not valid');
+  });
+});
+
+describe('answers that contradict the request', () => {
+  it('fail validation when a filtered list holds another status', async () => {
+    const stub = scriptedFetch(json([{ ...rex, status: 'available' }]));
+    const error = (await clientWith(stub.fetch)
+      .listPets({ status: 'sold' })
+      .catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.issues).toEqual([
+      expect.objectContaining({ path: [0, 'status'], code: 'invalid_value' }),
+    ]);
+    expect(error.message).toMatch(/contradicts the request: 0\.status: status is "available"/);
+  });
+
+  it('fail validation when a list is longer than the limit asked for (20 by default)', async () => {
+    const pets = (n: number) => Array.from({ length: n }, (_, i) => ({ ...rex, id: i + 1 }));
+    const stub = scriptedFetch(json(pets(21)), json(pets(6)), json(pets(5)));
+    const client = clientWith(stub.fetch);
+    await expect(client.listPets()).rejects.toBeInstanceOf(ResponseValidationError);
+    await expect(client.listPets({ limit: 5 })).rejects.toThrow(/more than the limit of 5/);
+    await expect(client.listPets({ limit: 5 })).resolves.toHaveLength(5);
+  });
+});
+
+describe('bounded reading', () => {
+  it('stops at maxResponseBytes of decoded body, releases the stream, and fails typed', async () => {
+    let pulled = 0;
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1024;
+        controller.enqueue(new Uint8Array(1024).fill(0x20));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const stub = scriptedFetch(() => new Response(endless, { status: 200 }));
+    const error = (await clientWith(stub.fetch, { maxResponseBytes: 10_000 })
+      .listPets()
+      .catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.message).toMatch(/larger than maxResponseBytes \(10000 bytes\)/);
+    expect(error.issues[0]?.code).toBe('too_big');
+    // The stream reads a chunk or two ahead; an endless body would be pulled forever.
+    expect(pulled).toBeLessThanOrEqual(10_000 + 2 * 1024);
+    expect(cancelled).toBe(true);
+  });
+
+  it('keeps the class of an error status whose body is too large', async () => {
+    const stub = scriptedFetch(new Response('x'.repeat(5000), { status: 503 }));
+    const error = await clientWith(stub.fetch, { maxResponseBytes: 100, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerError);
+  });
+
+  it('refuses a maxResponseBytes that is not a whole number of bytes', () => {
+    expect(() => clientWith(scriptedFetch().fetch, { maxResponseBytes: 0 })).toThrow(
+      /Invalid maxResponseBytes: expected a whole number of bytes/,
+    );
+  });
+
+  it('times out while the body is still being read', async () => {
+    const slow = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('['));
+      },
+    });
+    const stub = scriptedFetch(new Response(slow, { status: 200 }));
+    const error = await clientWith(stub.fetch, { timeoutMs: 50, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect((error as Error).name).toBe('TimeoutError');
+  });
+});
+
+describe('redirects', () => {
+  it('are never followed, to another origin least of all', async () => {
+    let elsewhere = 0;
+    const other = await listen((_, res) => {
+      elsewhere++;
+      res.writeHead(201, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(rex));
+    });
+    let here = 0;
+    const base = await listen((_, res) => {
+      here++;
+      res.writeHead(307, { location: `${other}/v1/pets` });
+      res.end();
+    });
+    const client = new PetsClient({
+      apiKey: 'sk_redirect_test',
+      baseUrl: `${base}/v1`,
+      logLevel: 'off',
+    });
+    const error = (await client
+      .createPet({ name: 'Rex', categoryId: 1 })
+      .catch((e: unknown) => e)) as ServerError;
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error.status).toBe(307);
+    expect(error.message).toMatch(
+      /redirect \(HTTP 307\) to ".*\/v1\/pets", which the SDK does not follow/,
+    );
+    expect([here, elsewhere]).toEqual([1, 0]);
+  });
+
+  it('never reach a second origin, whatever the status and Location (property)', async () => {
+    let elsewhere = 0;
+    const other = await listen((_, res) => {
+      elsewhere++;
+      res.end('{}');
+    });
+    let here = 0;
+    let next = { status: 301, location: '' };
+    const base = await listen((_, res) => {
+      here++;
+      res.writeHead(next.status, { location: next.location });
+      res.end();
+    });
+    const client = new PetsClient({
+      apiKey: 'sk_redirect_test',
+      baseUrl: `${base}/v1`,
+      logLevel: 'off',
+      deprecationWarnings: false,
+    });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(300, 301, 302, 303, 307, 308),
+        fc.constantFrom(`${other}/v1/pets`, '/v1/pets', `${base}/v1/pets/1`, '//evil.invalid/x'),
+        fc.constantFrom('listPets', 'createPet', 'getPet'),
+        async (status, location, op) => {
+          next = { status, location };
+          here = 0;
+          const call =
+            op === 'listPets'
+              ? client.listPets()
+              : op === 'createPet'
+                ? client.createPet({ name: 'Rex', categoryId: 1 })
+                : client.getPet(1);
+          const error = await call.catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(ServerError);
+          expect(here).toBe(1);
+          expect(elsewhere).toBe(0);
+        },
+      ),
+      { numRuns: 40, seed: 1414 },
+    );
+  });
+
+  it('come back from a browser as an opaque redirect, and give the same error', async () => {
+    // What fetch gives a page for `redirect: 'manual'`: status 0, no headers, no body.
+    const opaque = {
+      type: 'opaqueredirect',
+      status: 0,
+      ok: false,
+      statusText: '',
+      headers: new Headers(),
+      body: null,
+      text: async () => '',
+    } as unknown as Response;
+    const error = (await clientWith(scriptedFetch(() => opaque).fetch)
+      .listPets()
+      .catch((e: unknown) => e)) as ServerError;
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error.message).toMatch(/was answered with a redirect, which the SDK does not follow/);
+  });
+});
+
+describe('smaller ones', () => {
+  it('share one signal among many concurrent calls without a MaxListenersExceededWarning', async () => {
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const stub = scriptedFetch().thenAlways(json([rex]));
+      const client = clientWith(stub.fetch);
+      const { signal } = new AbortController();
+      await Promise.all(Array.from({ length: 30 }, () => client.listPets({}, { signal })));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('reports a custom fetch resolving Response.error() as a ConnectionError', async () => {
+    const stub = scriptedFetch(Response.error(), Response.error(), Response.error());
+    const error = await clientWith(stub.fetch, { maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+  });
+
+  it('turns a getter of the caller’s that throws into a RequestValidationError, sending nothing', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const params = Object.defineProperty({}, 'limit', {
+      enumerable: true,
+      get() {
+        throw new Error('boom');
+      },
+    });
+    const error = (await clientWith(stub.fetch)
+      .listPets(params)
+      .catch((e: unknown) => e)) as RequestValidationError;
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect(error.message).toMatch(/nothing was sent. reading it threw Error: boom/);
+    expect(stub.received).toHaveLength(0);
+  });
+
+  it('never reports a 2xx as a failure because of its headers (property)', async () => {
+    vi.useRealTimers();
+    const header = fc.oneof(
+      fc.string(),
+      fc.constantFrom(
+        '-1',
+        '1e400',
+        '99999999999999999999',
+        '0',
+        '',
+        'Thu, 01 Jan 1970 00:00:00 GMT',
+      ),
+      fc.integer().map(String),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        header,
+        header,
+        header,
+        header,
+        header,
+        async (limit, left, reset, after, date) => {
+          const headers = new Headers({ 'content-type': 'application/json' });
+          const put = (name: string, value: string) => {
+            try {
+              headers.set(name, value);
+            } catch {}
+          };
+          put('x-ratelimit-limit', limit);
+          put('x-ratelimit-remaining', left);
+          put('x-ratelimit-reset', reset);
+          put('retry-after', after);
+          put('date', date);
+          const stub = scriptedFetch(
+            new Response(JSON.stringify(rex), { status: 201, headers }),
+            apiError(429, Object.fromEntries(headers)),
+          );
+          const client = clientWith(stub.fetch, { maxRetries: 0, maxRetryDelayMs: 10 });
+          await expect(client.createPet({ name: 'Rex', categoryId: 3 })).resolves.toEqual(rex);
+          const next = await client.listPets().catch((e: unknown) => e);
+          if (next instanceof Error) expect(next).toBeInstanceOf(AnimalStoreError);
+        },
+      ),
+      { numRuns: 200, seed: 1415 },
+    );
+  });
+});
