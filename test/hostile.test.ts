@@ -129,6 +129,84 @@ describe('bounded reading', () => {
   });
 });
 
+describe('arbitrary bodies (properties)', () => {
+  it('never crash and never buffer past the cap, whatever the sizes and chunks', async () => {
+    const cap = 4096;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 3000 }), { maxLength: 12 }),
+        fc.constantFrom(200, 201, 404, 503),
+        fc.boolean(),
+        async (chunks, status, json) => {
+          let pulled = 0;
+          let index = 0;
+          const body = new ReadableStream<Uint8Array>({
+            pull(controller) {
+              const size = chunks[index++];
+              if (size === undefined) return controller.close();
+              pulled += size;
+              controller.enqueue(new Uint8Array(size).fill(json ? 0x20 : 0x7b));
+            },
+          });
+          const stub = scriptedFetch(() => new Response(body, { status }));
+          const client = clientWith(stub.fetch, { maxResponseBytes: cap, maxRetries: 0 });
+          const result = await client.getPet(1).catch((e: unknown) => e);
+          expect(result).toBeInstanceOf(AnimalStoreError);
+          expect(pulled).toBeLessThanOrEqual(cap + 2 * 3000);
+        },
+      ),
+      { numRuns: 200, seed: 1416 },
+    );
+  });
+
+  it('never crash on any encoding of any bytes from a real server', async () => {
+    let next: { encoding: string; bytes: Buffer; status: number } = {
+      encoding: 'identity',
+      bytes: Buffer.alloc(0),
+      status: 200,
+    };
+    const base = await listen((_, res) => {
+      res.writeHead(next.status, {
+        'content-type': 'application/json',
+        'content-encoding': next.encoding,
+      });
+      res.end(next.bytes);
+    });
+    const client = new PetsClient({
+      apiKey: 'sk_encoding_test',
+      baseUrl: `${base}/v1`,
+      maxResponseBytes: 4096,
+      maxRetries: 0,
+      logLevel: 'off',
+      deprecationWarnings: false,
+    });
+    const { gzipSync, deflateSync, brotliCompressSync } = await import('node:zlib');
+    const encoders: Record<string, (b: Buffer) => Buffer> = {
+      identity: (b) => b,
+      gzip: (b) => gzipSync(b),
+      deflate: (b) => deflateSync(b),
+      br: (b) => brotliCompressSync(b),
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('identity', 'gzip', 'deflate', 'br'),
+        fc.uint8Array({ maxLength: 2000 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.boolean(),
+        fc.constantFrom(200, 401, 503),
+        async (encoding, seed, repeat, corrupt, status) => {
+          let bytes = encoders[encoding]!(Buffer.concat(Array(repeat).fill(Buffer.from(seed))));
+          if (corrupt) bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
+          next = { encoding, bytes, status };
+          const result = await client.getPet(1).catch((e: unknown) => e);
+          if (result instanceof Error) expect(result).toBeInstanceOf(AnimalStoreError);
+        },
+      ),
+      { numRuns: 80, seed: 1417 },
+    );
+  });
+});
+
 describe('redirects', () => {
   it('are never followed, to another origin least of all', async () => {
     let elsewhere = 0;

@@ -6,6 +6,7 @@
  * the heap returns to within 10% of its size before the run. Then, as the
  * key's only user with no faults injected, 1,000 calls with 100 in flight
  * against a budget of 250 requests a second: the service must answer no 429.
+ * The process's resident memory must stay under 256 MiB all along.
  *
  *   node --expose-gc --import tsx test/soak/soak.ts [--calls 10000]
  *
@@ -131,6 +132,13 @@ async function batch(count: number, prefix: string, sdk = client) {
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
+// The memory ceiling: the process's resident size, sampled all through the run.
+const CEILING_MIB = 256;
+let peakRss = 0;
+const sampler = setInterval(() => {
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+}, 20);
+
 await batch(Math.min(1000, CALLS), 'warmup');
 const before = await heap();
 const started = Date.now();
@@ -174,6 +182,8 @@ const BUDGET_CALLS = 1000;
 await batch(BUDGET_CALLS, 'budget', budgetClient);
 const budgetSeconds = (Date.now() - budgetStarted) / 1000;
 const limited = budgetStatuses.filter((status) => status === 429).length;
+clearInterval(sampler);
+peakRss = Math.max(peakRss, process.memoryUsage().rss);
 server.close();
 server.closeAllConnections();
 const growth = (after - before) / before;
@@ -190,6 +200,10 @@ const checks: [string, boolean][] = [
   [
     `as the key's only user, ${BUDGET_CALLS} calls on a budget of 250/s: ${outcomes.ok} values in ${budgetSeconds.toFixed(1)} s, ${limited} answered 429`,
     limited === 0 && outcomes.ok === BUDGET_CALLS,
+  ],
+  [
+    `resident memory stayed under ${CEILING_MIB} MiB (peak ${(peakRss / 2 ** 20).toFixed(0)} MiB)`,
+    peakRss < CEILING_MIB * 2 ** 20,
   ],
   [
     `heap back within 10% (${(before / 2 ** 20).toFixed(1)} MiB → ${(after / 2 ** 20).toFixed(1)} MiB, ${(growth * 100).toFixed(1)}%${gc ? '' : ', no --expose-gc: not checked'})`,
