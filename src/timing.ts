@@ -141,20 +141,8 @@ export function parseRetryAfter(value: string | null, serverMs: number): number 
   return longest;
 }
 
-/**
- * Of a wait read against the local clock and against the service's `Date`,
- * the sooner one still ahead (else the later, both being past). A `Date` that
- * is wrong by hours then cannot hold calls for hours, and a clock behind the
- * service's still reads a reset correctly; at worst one request goes early,
- * and its 429's `Retry-After` (delta-seconds, clock-free) takes over.
- */
-function sooner(local: number, server: number): number {
-  return local > 0 && server > 0 ? Math.min(local, server) : Math.max(local, server);
-}
-
 function readWindow(
   headers: Headers,
-  nowMs: number,
   server: number,
   ignored: string[],
 ): { info: RateLimitInfo; window: WindowReport } | undefined {
@@ -162,7 +150,7 @@ function readWindow(
   const remaining = integerHeader(headers, 'x-ratelimit-remaining');
   const reset = integerHeader(headers, 'x-ratelimit-reset');
   if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
-  const resetInMs = sooner(reset * 1000 - nowMs, reset * 1000 - server);
+  const resetInMs = reset * 1000 - server;
   if (Math.abs(resetInMs) > HORIZON_MS) {
     ignored.push(
       `X-RateLimit-Reset ${reset} (not within a day of the service's clock; it should be a Unix time in seconds)`,
@@ -184,13 +172,11 @@ function readWindow(
 export function readTiming(headers: Headers, status: number, nowMs: number): ResponseTiming {
   const ignored: string[] = [];
   const server = serverNow(headers, nowMs, ignored);
-  const read = readWindow(headers, nowMs, server, ignored);
+  const read = readWindow(headers, server, ignored);
   let retryAfter: ResponseTiming['retryAfter'];
   if (status === 429) {
     const raw = headers.get('retry-after');
-    const local = parseRetryAfter(raw, nowMs);
-    const skewed = parseRetryAfter(raw, server);
-    const ms = local === undefined || skewed === undefined ? local : sooner(local, skewed);
+    const ms = parseRetryAfter(raw, server);
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
     else {
       if (ms !== undefined) ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);

@@ -5,7 +5,10 @@ import { SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
 describe('loopback mock server', () => {
   it('holds concurrent calls within the budget, so none meets a 429 (real clock)', async () => {
     // Put the mock's clock one second before the end of its minute window.
-    const offset = 59_000 - (Date.now() % 60_000);
+    // Ahead of the local clock by two seconds at least, so that the client
+    // corrects by the mock's Date (a smaller skew is taken for rounding).
+    let offset = 59_000 - (Date.now() % 60_000);
+    if (offset < 2_000) offset += 60_000;
     const mock = await startMockServer({
       plan: 'enterprise',
       limits: { perMinute: 1 },
