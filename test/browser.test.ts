@@ -19,8 +19,9 @@ if (!available && !inCI) {
 }
 
 const PAGE_SCRIPT = `
-import { PetsClient, NotFoundError, RequestValidationError } from ${JSON.stringify(fileURLToPath(new URL('../dist/index.js', import.meta.url)))};
+import { PetsClient, NotFoundError, RequestValidationError, ServerError } from ${JSON.stringify(fileURLToPath(new URL('../dist/index.js', import.meta.url)))};
 const baseUrl = new URLSearchParams(location.search).get('api');
+const redirecting = new URLSearchParams(location.search).get('redirect');
 const run = async () => {
   const retries = [];
   const client = new PetsClient({ apiKey: 'browser-key', baseUrl, dangerouslyAllowBrowser: true,
@@ -31,7 +32,9 @@ const run = async () => {
   const missing = await client.getPet(424242).catch((e) => e instanceof NotFoundError);
   const burst = await Promise.all([1, 2, 3].map(() => client.listPets({ limit: 1 })));
   const invalid = await client.listPets({ limit: 0 }).catch((e) => e instanceof RequestValidationError && e.issues[0].path[0]);
-  return { listed: listed.length, created, fetched, missing, burst: burst.length, invalid, retries, rateLimit: client.rateLimit && client.rateLimit.limit };
+  const redirected = await new PetsClient({ apiKey: 'browser-key', baseUrl: redirecting, dangerouslyAllowBrowser: true, logLevel: 'off', maxRetries: 0 })
+    .createPet({ name: 'Away', categoryId: 1 }).then(() => 'followed', (e) => e instanceof ServerError ? e.message : String(e));
+  return { listed: listed.length, created, fetched, missing, burst: burst.length, invalid, redirected, retries, rateLimit: client.rateLimit && client.rateLimit.limit };
 };
 run().then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e && e.stack || e) }; });
 `;
@@ -40,6 +43,10 @@ let page: Server | undefined;
 let pageUrl = '';
 const served: string[] = [];
 let mock: MockServer | undefined;
+// Answers every request with a 307 to the page's origin (after a CORS preflight).
+let redirector: Server | undefined;
+let redirectorUrl = '';
+const redirectedTo: string[] = [];
 
 beforeAll(async () => {
   if (!available) return;
@@ -56,6 +63,7 @@ beforeAll(async () => {
   });
   const files = new Map(bundle.outputFiles.map((f) => [f.path.replace(/^.*\//, '/app/'), f.text]));
   page = createServer((request, response) => {
+    if (request.url?.startsWith('/elsewhere')) redirectedTo.push(request.url);
     const script = files.get(request.url ?? '');
     if (script !== undefined) {
       served.push(request.url!);
@@ -73,6 +81,24 @@ beforeAll(async () => {
   pageUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`;
   // Five requests a minute, with the mock's clock 55 s into its minute: the
   // burst outgrows what is left and is held until the window resets, soon.
+  redirector = createServer((request, response) => {
+    const cors = {
+      'access-control-allow-origin': '*',
+      'access-control-allow-headers': 'authorization, content-type',
+      'access-control-allow-methods': 'GET, POST',
+    };
+    if (request.method === 'OPTIONS') {
+      response.writeHead(204, cors);
+      response.end();
+      return;
+    }
+    request.resume();
+    response.writeHead(307, { ...cors, location: `${pageUrl}elsewhere/v1/pets` });
+    response.end();
+  });
+  await new Promise<void>((resolve) => redirector!.listen(0, '127.0.0.1', resolve));
+  const redirectorAddress = redirector.address();
+  redirectorUrl = `http://127.0.0.1:${typeof redirectorAddress === 'object' && redirectorAddress ? redirectorAddress.port : 0}/v1`;
   // Ahead by two seconds at least: a skew below that is taken for latency and
   // rounding (Date has whole seconds), not corrected.
   let offset = 55_000 - (Date.now() % 60_000);
@@ -87,6 +113,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mock?.close();
+  await new Promise((resolve) => (redirector ? redirector.close(resolve) : resolve(undefined)));
   await new Promise((resolve) => (page ? page.close(resolve) : resolve(undefined)));
 });
 
@@ -115,7 +142,9 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
         errors.push(`${request.url()}: ${request.failure()?.errorText}`),
       );
       tab.on('console', (message) => logs.push(message.text()));
-      await tab.goto(`${pageUrl}?api=${encodeURIComponent(mock!.url)}`);
+      await tab.goto(
+        `${pageUrl}?api=${encodeURIComponent(mock!.url)}&redirect=${encodeURIComponent(redirectorUrl)}`,
+      );
       await tab
         .waitForFunction(
           () => (window as { __result?: unknown }).__result !== undefined,
@@ -130,8 +159,12 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
       const result = await tab.evaluate(
         () => (window as unknown as { __result: Record<string, unknown> }).__result,
       );
-      expect(errors).toEqual([]);
       expect(result.error).toBeUndefined();
+      // The browser hands the page an opaque redirect: the same error as in Node, nothing resent.
+      expect(result.redirected).toMatch(/answered with a redirect, which the SDK does not follow/);
+      expect(redirectedTo).toEqual([]);
+      // Chromium lists the redirect it did not follow as an aborted request.
+      expect(errors.filter((e) => !/\/elsewhere\/v1\/pets: net::ERR_ABORTED$/.test(e))).toEqual([]);
       expect(result).toMatchObject({
         listed: 1,
         created: { name: 'Chrome', categoryId: 9 },

@@ -33,9 +33,10 @@ type Outcome = { ok: true } | { error: abstract new (...args: never[]) => Animal
 interface Case {
   name: string;
   fault: (op: Op) => Fault;
-  /** Outcome and attempts for GET and for POST. */
+  /** Outcome and attempts for GET and for POST, and for listPets when it differs. */
   get: [Outcome, number];
   post?: [Outcome, number];
+  list?: [Outcome, number];
   /** Least milliseconds between the 429's answer and the retry. */
   minGapMs?: number;
 }
@@ -302,6 +303,17 @@ const cases: Case[] = [
     get: [fails(AuthenticationError), 1],
   },
   {
+    name: 'a list longer than the limit asked for',
+    fault: (op) =>
+      json(
+        200,
+        op === 'listPets' ? Array.from({ length: 21 }, (_, i) => ({ ...PET, id: i + 1 })) : PET,
+      ),
+    get: [ok, 1],
+    post: [ok, 1],
+    list: [fails(ResponseValidationError), 1],
+  },
+  {
     name: 'a 2xx with an X-RateLimit-Reset out of range',
     fault: (op) => json(200, pet(op, PET), rateHeaders('99999999999999')),
     get: [ok, 1],
@@ -343,7 +355,8 @@ describe.concurrent('fault matrix', () => {
         const server = await startFaultServer([c.fault(op)], success);
         servers.push(server);
         const client = matrixClient(server.url);
-        const [outcome, attempts] = op === 'createPet' ? (c.post ?? c.get) : c.get;
+        const [outcome, attempts] =
+          op === 'createPet' ? (c.post ?? c.get) : op === 'listPets' ? (c.list ?? c.get) : c.get;
         const started = Date.now();
         const result = await call(client, op).then(
           (value) => ({ value }),
@@ -382,6 +395,36 @@ describe.concurrent('fault matrix', () => {
   }
 
   for (const op of OPS) {
+    it(`a 401 to a one-character key, echoing it × ${op}`, async () => {
+      const server = await startFaultServer([
+        {
+          status: 401,
+          headers: [
+            ['content-type', 'application/json'],
+            ['x-echo', 'Bearer a'],
+          ],
+          body: JSON.stringify({ code: 'bad_key', message: 'rejected bearer a', status: 401 }),
+        },
+      ]);
+      servers.push(server);
+      const client = new PetsClient({
+        apiKey: 'a',
+        baseUrl: server.url,
+        logLevel: 'off',
+        deprecationWarnings: false,
+      });
+      const error = (await call(client, op).catch((e: unknown) => e)) as ApiError;
+      expect(error).toBeInstanceOf(AuthenticationError);
+      expect(error.headers.get('content-type')).toBe('application/json');
+      expect(error.headers.get('x-echo')).toBe('Bearer [redacted]');
+      expect(error.body).toEqual({
+        code: 'bad_key',
+        message: 'rejected bearer [redacted]',
+        status: 401,
+      });
+      expect(server.arrivals).toHaveLength(1);
+    });
+
     it(`a refused connection × ${op}`, async () => {
       const client = matrixClient(await refusedUrl());
       const error = await call(client, op).catch((e: unknown) => e);
