@@ -32,7 +32,11 @@ export class LevelLogger {
   log(level: Exclude<LogLevel, 'off'>, message: string): void {
     if (!this.enabled(level)) return;
     const line = `[animal-store] ${message}`;
-    this.#sink[level](redact(line, this.#secret));
+    try {
+      this.#sink[level](redact(line, this.#secret));
+    } catch {
+      // A logger that throws must not break a call, nor what the call guarantees.
+    }
   }
 }
 

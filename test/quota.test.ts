@@ -479,6 +479,57 @@ describe('a hostile or broken server or store', () => {
   });
 });
 
+describe('a broken store or logger', () => {
+  const stub = () => scriptedFetch().thenAlways(json([rex]));
+
+  it.each([
+    [
+      'throws at once',
+      () => {
+        throw new Error('sync boom');
+      },
+    ],
+    ['answers null', async () => null],
+    ['answers a NaN wait', async () => ({ reason: 'cooldown', waitMs: Number.NaN })],
+  ])('fails the call typed, and the next call is not wedged, when admit %s', async (_, admit) => {
+    let broken = true;
+    const store = new MemoryQuotaStore();
+    const real = store.admit.bind(store);
+    store.admit = ((bucket: string) => (broken ? admit() : real(bucket))) as typeof store.admit;
+    const client = clientWith(stub().fetch, { quotaStore: store });
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).toMatch(/quota store failed/);
+    broken = false;
+    await expect(client.listPets()).resolves.toEqual([rex]);
+  });
+
+  it('clamps a wait a store answers beyond a day', async () => {
+    const store = new MemoryQuotaStore();
+    store.admit = async () => ({ reason: 'cooldown', waitMs: 1e20 });
+    const error = (await clientWith(stub().fetch, { quotaStore: store })
+      .listPets()
+      .catch((e: unknown) => e)) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.retryAfterMs).toBe(86_400_000);
+  });
+
+  it('lets a call succeed when the logger throws', async () => {
+    const boom = () => {
+      throw new Error('logger down');
+    };
+    const fetch = scriptedFetch(json([rex], 200, limits(0, 1))).thenAlways(json([rex])).fetch;
+    const client = clientWith(fetch, {
+      logLevel: 'debug',
+      logger: { debug: boom, info: boom, warn: boom, error: boom },
+    });
+    await client.listPets();
+    await expect(finish([client.listPets()])).resolves.toEqual([
+      { status: 'fulfilled', value: [rex] },
+    ]);
+  });
+});
+
 describe('no hot loop from options', () => {
   it('sends a failing service one request when maxRetryDelayMs is 0, not a burst', async () => {
     const stub = scriptedFetch().thenAlways(apiError(503));

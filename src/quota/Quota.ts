@@ -1,6 +1,7 @@
 import { onAbort } from '../abort.js';
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import { MAX_TIMER_MS } from '../sleep.js';
+import { HORIZON_MS } from '../timing.js';
 import { waitToTake } from '../waits.js';
 import { MemoryQuotaStore } from './MemoryQuotaStore.js';
 import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
@@ -56,6 +57,31 @@ function linesOf(store: QuotaStore): Map<string, Line> {
     byStore.set(store, lines);
   }
   return lines;
+}
+
+/** What a store's method returns, or throws even synchronously, as a promise. */
+function settle<T>(call: () => Promise<T> | T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** An admission as the interface describes it, or a throw. */
+function checked(admission: Admission): Admission {
+  const value = admission as Partial<{ lease: unknown; reason: unknown; waitMs: unknown }> | null;
+  if (typeof value !== 'object' || value === null) {
+    throw new TypeError(`admit answered ${String(admission)}`);
+  }
+  if (typeof value.lease === 'string') return admission;
+  const { reason, waitMs } = value;
+  if (typeof reason === 'string' && waitMs === undefined) return admission;
+  if (typeof reason === 'string' && typeof waitMs === 'number' && waitMs >= 0) {
+    // Believed within the horizon, like any header.
+    return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };
+  }
+  throw new TypeError(`admit answered ${JSON.stringify(admission)}`);
 }
 
 /** `promise`, or the signal's reason as soon as it aborts. */
@@ -115,16 +141,20 @@ export class Quota {
     // that requests arriving now queue behind this one.
     const own: Line = { waiters: [], pumping: true, wake: undefined, unwatch: undefined };
     lines.set(bucket, own);
-    const asking = this.#store.admit(bucket).then(undefined, (cause: unknown) => {
-      throw storeFailed(cause);
-    });
+    const asking = settle(() => this.#store.admit(bucket))
+      .then(checked)
+      .then(undefined, (cause: unknown) => {
+        throw storeFailed(cause);
+      });
     let admission: Admission;
     try {
       admission = await untilAbort(asking, request.signal);
     } catch (error) {
       // Aborted while the store was asked: a lease it grants later goes back.
       asking
-        .then((late) => ('lease' in late ? this.#store.release(bucket, late.lease) : undefined))
+        .then((late) =>
+          'lease' in late ? settle(() => this.#store.release(bucket, late.lease)) : undefined,
+        )
         .catch(() => undefined)
         .finally(() => this.#restart(own, bucket));
       throw error;
@@ -205,7 +235,7 @@ export class Quota {
         const head = line.waiters[0]!;
         let admission: Admission;
         try {
-          admission = await this.#store.admit(bucket);
+          admission = checked(await settle(() => this.#store.admit(bucket)));
         } catch (cause) {
           line.waiters.shift();
           head.reject(storeFailed(cause));
@@ -217,16 +247,20 @@ export class Quota {
             head.resolve(admission.lease);
           } else {
             // The head was aborted while the store was asked.
-            await this.#store.release(bucket, admission.lease).catch(() => undefined);
+            const { lease } = admission;
+            await settle(() => this.#store.release(bucket, lease)).catch(() => undefined);
           }
           continue;
         }
         const pause = this.#hold(line, admission);
         if (pause !== undefined) await this.#pause(line, bucket, pause);
       }
+    } catch (cause) {
+      // A store that answered nonsense, or a callback that threw: nobody is left waiting.
+      for (const waiter of line.waiters.splice(0)) waiter.reject(storeFailed(cause));
     } finally {
       line.pumping = false;
-      line.unwatch?.();
+      settle(async () => line.unwatch?.()).catch(() => undefined);
       line.unwatch = undefined;
       // An empty line is forgotten, so that memory stays bounded with many keys.
       linesOf(this.#store).delete(bucket);
@@ -268,8 +302,14 @@ export class Quota {
 
   /** Waits `ms`, or less when the store signals a change or the head leaves. */
   #pause(line: Line, bucket: string, ms: number): Promise<void> {
-    if (this.#store.watch) line.unwatch ??= this.#store.watch(bucket, () => line.wake?.());
-    const bound = this.#store.watch ? ms : Math.min(ms, RECHECK_MS);
+    let watching = line.unwatch !== undefined;
+    if (!watching && this.#store.watch) {
+      try {
+        line.unwatch = this.#store.watch(bucket, () => line.wake?.());
+        watching = true;
+      } catch {}
+    }
+    const bound = watching ? ms : Math.min(ms, RECHECK_MS);
     return new Promise<void>((resolve) => {
       const timer = bound <= MAX_TIMER_MS ? setTimeout(() => line.wake?.(), bound) : undefined;
       line.wake = () => {
