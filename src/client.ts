@@ -11,6 +11,7 @@ import {
   checkBytes,
   checkDuration,
   checkHeaders,
+  checkLogger,
   checkLogLevel,
   checkMaxRetries,
   DEFAULTS,
@@ -76,7 +77,11 @@ export class PetsClient {
     if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
       throw new AnimalStoreError('Invalid onRetry: expected a function.');
     }
-    const log = new LevelLogger(checkLogLevel(options.logLevel), options.logger ?? console, apiKey);
+    const log = new LevelLogger(
+      checkLogLevel(options.logLevel),
+      checkLogger(options.logger),
+      apiKey,
+    );
     this.#deprecationWarnings = options.deprecationWarnings ?? true;
     if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(log);
     if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {

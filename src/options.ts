@@ -247,6 +247,19 @@ export function checkHeaders(headers: Record<string, string> | undefined): Heade
   return checked;
 }
 
+/** Checks a `logger` option: `console` when absent. */
+export function checkLogger(value: Logger | undefined): Logger {
+  if (value === undefined) return console;
+  for (const level of ['error', 'warn', 'info', 'debug'] as const) {
+    if (typeof value?.[level] !== 'function') {
+      fail(
+        `Invalid logger: expected an object with error, warn, info and debug methods (console fits); ${level} is missing.`,
+      );
+    }
+  }
+  return value;
+}
+
 /** Checks a `logLevel` option. */
 export function checkLogLevel(value: unknown): LogLevel {
   if (value === undefined) return DEFAULTS.logLevel;

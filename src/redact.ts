@@ -1,7 +1,9 @@
 // Removing the API key from whatever a server sends back, without changing
 // the meaning of anything else, for any key length and any depth of input.
 
-const TOKEN_CHAR = /[A-Za-z0-9]/;
+// A short secret counts only between characters that cannot continue a word,
+// a path, a header name or a base64 run.
+const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 
 /** Keys this long are redacted wherever they stand; shorter ones only as whole tokens. */
 export const LONG_SECRET = 12;
@@ -54,16 +56,20 @@ export function redactJson(value: unknown, secret: string): unknown {
   return value;
 }
 
-/** `headers`, or a copy without the key in any value, and without any header whose name holds it. */
+/**
+ * `headers`, or a copy without the key in any value, and without any header
+ * whose name holds it (a name can hold a token only as a long key).
+ */
 export function redactHeaders(headers: Headers, secret: string): Headers {
+  const named = (name: string) => secret.length >= LONG_SECRET && name.includes(secret);
   let leaks = false;
   for (const [name, value] of headers) {
-    if (redact(name, secret) !== name || redact(value, secret) !== value) leaks = true;
+    if (named(name) || redact(value, secret) !== value) leaks = true;
   }
   if (!leaks) return headers;
   const clean = new Headers();
   for (const [name, value] of headers) {
-    if (redact(name, secret) === name) clean.append(name, redact(value, secret));
+    if (!named(name)) clean.append(name, redact(value, secret));
   }
   return clean;
 }

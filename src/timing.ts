@@ -75,8 +75,8 @@ function integerHeader(headers: Headers, name: string): number | undefined {
   return Number.isSafeInteger(value) ? value : undefined;
 }
 
-const excerpt = (value: string) =>
-  JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+// Quoted whole: the caller redacts the key before it shortens anything.
+const excerpt = (value: string) => JSON.stringify(value);
 
 /**
  * The service's "now" in local milliseconds: the response's `Date` when it

@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AnimalStoreError,
+  type ApiError,
   AuthenticationError,
   ConnectionError,
   PetsClient,
@@ -53,7 +55,70 @@ describe('a short key', () => {
   });
 });
 
+describe('redaction, second round', () => {
+  const KEY = 'sk_secret_key_123';
+
+  it('keeps the key out of the cause of a non-JSON 2xx', async () => {
+    const stub = scriptedFetch(new Response(KEY, { status: 200 }));
+    const error = await clientWith(stub.fetch, { apiKey: KEY })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(inspect(error, { depth: 20 })).not.toContain(KEY);
+  });
+
+  it('keeps an escaped key out of the message about a body of another shape', async () => {
+    const escaped = `{"detail":"\\u0073${KEY.slice(1)}"}`;
+    const stub = scriptedFetch(
+      new Response(escaped, {
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+      }),
+    );
+    const error = (await clientWith(stub.fetch, { apiKey: KEY })
+      .getPet(1)
+      .catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain('[redacted]');
+    expect(error.message).not.toContain(KEY.slice(1));
+  });
+
+  it.each([
+    ['json', 'content-type', 'application/json'],
+    ['x', 'x-ratelimit-limit', '60'],
+  ])('with the key %j leaves %s alone', async (key, name, value) => {
+    const stub = scriptedFetch(
+      new Response('{"code":"c","message":"m","status":404}', {
+        status: 404,
+        headers: { 'content-type': 'application/json', 'x-ratelimit-limit': '60' },
+      }),
+    );
+    const error = (await clientWith(stub.fetch, { apiKey: key })
+      .getPet(1)
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error.headers.get(name)).toBe(value);
+  });
+});
+
 describe('answers that contradict the request', () => {
+  it('fail validation when getPet answers another animal', async () => {
+    const stub = scriptedFetch(json({ ...rex, id: 6 }));
+    await expect(clientWith(stub.fetch).getPet(5)).rejects.toThrow(/id is 6, but animal 5/);
+  });
+
+  it('fail validation when createPet answers another category or status', async () => {
+    const stub = scriptedFetch(
+      json({ ...rex, categoryId: 9 }, 201),
+      json({ ...rex, status: 'sold' }, 201),
+    );
+    const client = clientWith(stub.fetch);
+    await expect(client.createPet({ name: 'Rex', categoryId: 3 })).rejects.toThrow(
+      /categoryId is 9/,
+    );
+    await expect(
+      client.createPet({ name: 'Rex', categoryId: 3, status: 'available' }),
+    ).rejects.toThrow(/status is "sold"/);
+  });
+
   it('fail validation when a filtered list holds another status', async () => {
     const stub = scriptedFetch(json([{ ...rex, status: 'available' }]));
     const error = (await clientWith(stub.fetch)
@@ -300,6 +365,44 @@ describe('redirects', () => {
 });
 
 describe('smaller ones', () => {
+  it('refuses to read a deflate-encoded body, which it did not ask for', async () => {
+    const stub = scriptedFetch(
+      () => new Response('whatever', { status: 200, headers: { 'content-encoding': 'deflate' } }),
+    );
+    const error = (await clientWith(stub.fetch)
+      .listPets()
+      .catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.message).toMatch(/deflate-encoded/);
+    expect(stub.received[0]?.request.headers.get('accept-encoding')).toBe('gzip, br');
+  });
+
+  it('refuses a logger without the four methods at construction', () => {
+    expect(() => clientWith(scriptedFetch().fetch, { logger: {} as never })).toThrow(
+      /Invalid logger: .*error is missing/,
+    );
+  });
+
+  it('reports a custom fetch resolving something else than a Response as a ConnectionError', async () => {
+    const stub = scriptedFetch(() => ({}) as Response);
+    const error = await clientWith(stub.fetch, { maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+  });
+
+  it('turns a per-call option getter that throws into an AnimalStoreError', async () => {
+    const options = Object.defineProperty({}, 'timeoutMs', {
+      get() {
+        throw new Error('z');
+      },
+    });
+    const error = await clientWith(scriptedFetch().thenAlways(json([rex])).fetch)
+      .listPets({}, options)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+  });
+
   it('share one signal among many concurrent calls without a MaxListenersExceededWarning', async () => {
     const warnings: Error[] = [];
     const onWarning = (w: Error) => warnings.push(w);

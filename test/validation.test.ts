@@ -116,7 +116,7 @@ describe('input validation', () => {
   });
 
   it('puts a valid petId in the path', async () => {
-    const { stub, client } = stubbed(json(rex));
+    const { stub, client } = stubbed(json({ ...rex, id: 42 }));
     await client.getPet(42);
     expect(new URL(stub.received[0]!.request.url).pathname).toBe('/v1/pets/42');
   });

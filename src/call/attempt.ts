@@ -138,8 +138,7 @@ export async function attempt(
         status,
         statusText: ctx.scrub(response.statusText),
         headers: ctx.scrubHeaders(response.headers),
-        body: errorBody(ctx, text),
-        text: text === undefined ? undefined : ctx.scrub(text),
+        ...errorBody(ctx, text),
         rateLimit: timing.rateLimit,
         request: call.label,
         retryAfterMs,
@@ -154,17 +153,24 @@ export async function attempt(
 }
 
 /**
- * An error response's body: its JSON without the key, else its redacted text.
- * JSON nested deeper than anyone's code walks safely (`JSON.stringify` of the
- * error must not overflow the stack) is kept as text.
+ * An error response's body (its JSON without the key, else its redacted text)
+ * and the text that messages quote. JSON nested deeper than anyone's code walks
+ * safely (`JSON.stringify` of the error must not overflow the stack) is dropped.
  */
-function errorBody(ctx: CallContext, text: string | undefined): unknown {
-  if (text === undefined || text === '') return undefined;
+function errorBody(ctx: CallContext, raw: string | undefined): { body: unknown; text?: string } {
+  if (raw === undefined || raw === '') return { body: undefined, ...(raw === '' && { text: '' }) };
+  let parsed: unknown;
   try {
-    const body: unknown = JSON.parse(text);
-    if (!nestedDeeperThan(body, 64)) return ctx.scrubJson(body);
-  } catch {}
-  return ctx.scrub(text);
+    parsed = JSON.parse(raw);
+  } catch {
+    const clean = ctx.scrub(raw);
+    return { body: clean, text: clean };
+  }
+  if (nestedDeeperThan(parsed, 64))
+    return { body: undefined, text: '(JSON nested too deep to show)' };
+  // Quoted as parsed, so that an escaped key (\u0073k_…) is redacted too.
+  const body = ctx.scrubJson(parsed);
+  return { body, text: JSON.stringify(body) };
 }
 
 function nestedDeeperThan(value: unknown, limit: number): boolean {
@@ -180,7 +186,7 @@ function nestedDeeperThan(value: unknown, limit: number): boolean {
 
 function tooLarge(call: Call, error: BodyTooLarge, status: number): ResponseValidationError {
   return new ResponseValidationError(
-    `The service's response to ${call.label} (HTTP ${status}) is larger than maxResponseBytes (${error.maxBytes} bytes): it was not read further. Raise maxResponseBytes if the service's answers are this large.`,
+    `The service's response to ${call.label} (HTTP ${status}): ${error.message}. Raise maxResponseBytes if the service's answers are this large.`,
     { issues: [{ path: [], code: 'too_big', message: error.message }], status },
   );
 }
@@ -195,7 +201,8 @@ function parseBody(call: Call, text: string, status: number): unknown {
       {
         issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
         status,
-        cause,
+        // JSON.parse quotes the start of the body in its message.
+        cause: call.ctx.scrubError(cause),
       },
     );
   }

@@ -77,7 +77,10 @@ export class CallContext {
   /** Takes note of what a response said about time. */
   saw(timing: ResponseTiming): void {
     if (timing.rateLimit) this.rateLimit = timing.rateLimit;
-    for (const value of timing.ignored) this.log.log('info', `Ignored ${value}.`);
+    for (const value of timing.ignored) {
+      const clean = this.scrub(value);
+      this.log.log('info', `Ignored ${clean.length > 200 ? `${clean.slice(0, 200)}…` : clean}.`);
+    }
   }
 
   /** Tells `onRetry` of a wait, never letting it break the call. */

@@ -84,6 +84,22 @@ export const OPERATIONS = {
     inputName: 'createPet body',
     output: 'Pet',
     checkOutput: checkPet,
+    checkAnswer: (sent, pet) => {
+      if (pet.categoryId !== sent.categoryId) {
+        return {
+          path: ['categoryId'],
+          code: 'invalid_value',
+          message: `categoryId is ${pet.categoryId}, but ${sent.categoryId} was sent`,
+        };
+      }
+      return sent.status !== undefined && pet.status !== sent.status
+        ? {
+            path: ['status'],
+            code: 'invalid_value',
+            message: `status is ${JSON.stringify(pet.status)}, but '${sent.status}' was sent`,
+          }
+        : undefined;
+    },
     send: (api, body, init) => api.POST('/pets', { body, ...init }),
   } satisfies Operation<'NewPet', 'Pet'>,
   getPet: {
@@ -96,6 +112,14 @@ export const OPERATIONS = {
     inputName: 'getPet petId',
     output: 'Pet',
     checkOutput: checkPet,
+    checkAnswer: (petId, pet) =>
+      pet.id === petId
+        ? undefined
+        : {
+            path: ['id'],
+            code: 'invalid_value',
+            message: `id is ${pet.id}, but animal ${petId} was asked for`,
+          },
     send: (api, petId, init) => api.GET('/pets/{petId}', { params: { path: { petId } }, ...init }),
   } satisfies Operation<'PetId', 'Pet'>,
 } as const;

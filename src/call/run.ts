@@ -36,18 +36,26 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
     );
   }
   const { name } = operation;
-  const call = new Call(
-    ctx,
-    operation,
-    input,
-    options.timeoutMs === undefined
-      ? ctx.timeoutMs
-      : checkDuration(options.timeoutMs, `${name} option timeoutMs`, 1),
-    options.maxRetries === undefined
-      ? ctx.maxRetries
-      : checkMaxRetries(options.maxRetries, `${name} option maxRetries`),
-    options.signal,
-  );
+  let call: Call<In, Out>;
+  try {
+    call = new Call(
+      ctx,
+      operation,
+      input,
+      options.timeoutMs === undefined
+        ? ctx.timeoutMs
+        : checkDuration(options.timeoutMs, `${name} option timeoutMs`, 1),
+      options.maxRetries === undefined
+        ? ctx.maxRetries
+        : checkMaxRetries(options.maxRetries, `${name} option maxRetries`),
+      options.signal,
+    );
+  } catch (error) {
+    if (error instanceof AnimalStoreError) throw error;
+    throw new AnimalStoreError(`Invalid ${name} options: reading them threw: ${String(error)}.`, {
+      cause: error,
+    });
+  }
   call.signal?.throwIfAborted();
   const { body, status } = await withRetries(ctx, call);
   const output = await validateOutput(operation.checkOutput, operation.output, body, name, status);

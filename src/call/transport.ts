@@ -35,8 +35,11 @@ class PlainRequest implements RequestInit {
 
 /** A body longer than the client reads (`maxResponseBytes`). */
 export class BodyTooLarge extends Error {
-  constructor(readonly maxBytes: number) {
-    super(`the body is larger than maxResponseBytes (${maxBytes} bytes)`);
+  constructor(
+    readonly maxBytes: number,
+    why = `it is larger than maxResponseBytes (${maxBytes} bytes)`,
+  ) {
+    super(`the body was not read: ${why}`);
   }
 }
 
@@ -117,7 +120,14 @@ export class Transport {
     const custom = settings.fetch;
     this.#custom = custom !== undefined;
     // Plain objects: fetch copies them faster than a Headers.
-    const headers = { ...Object.fromEntries(settings.headers), authorization };
+    // No deflate: undici inflates it without backpressure, so a deflate bomb
+    // would fill memory before the size cap could stop it (browsers drop this
+    // header and decode themselves).
+    const headers = {
+      'accept-encoding': 'gzip, br',
+      ...Object.fromEntries(settings.headers),
+      authorization,
+    };
     const jsonHeaders = { ...headers, 'content-type': 'application/json' };
     // Bearer injection at the one place every request leaves through. The
     // only header openapi-fetch adds itself is the content type of a JSON body.
@@ -152,8 +162,12 @@ export class Transport {
   ): Promise<Response> {
     const fetch = async (request: Request) => {
       const response = await this.#dispatch(request);
-      // A network error the fetch reported as a response (`Response.error()`).
+      // A network error the fetch reported as a response (`Response.error()`),
+      // or a custom fetch that resolved something else than a response.
       if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
+      if (typeof response?.status !== 'number' || typeof response.headers?.get !== 'function') {
+        throw new TypeError('fetch resolved something that is not a Response');
+      }
       exchange.response = response;
       standIn ??= new Response(null, { status: 204 });
       return standIn;
@@ -169,6 +183,10 @@ export class Transport {
    * compression bomb nor an endless body can take more than that.
    */
   async read(exchange: Exchange, response: Response, maxBytes: number): Promise<string> {
+    if (/deflate/i.test(response.headers.get('content-encoding') ?? '')) {
+      response.body?.cancel().catch(() => undefined);
+      throw new BodyTooLarge(maxBytes, 'it is deflate-encoded, which the client did not ask for');
+    }
     const length = response.headers.get('content-length');
     // A body of a stated length, not compressed, is bounded by that length.
     if (

@@ -12,7 +12,7 @@ import { build } from 'esbuild';
 import { root } from './pack.js';
 
 /** Regression budgets, min+gz, in bytes: what was measured when they were set, plus a little. */
-export const BUDGET = { initial: 14.5 * 1024, total: 21.25 * 1024 };
+export const BUDGET = { initial: 15 * 1024, total: 21.75 * 1024 };
 
 export interface Size {
   minified: number;
