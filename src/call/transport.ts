@@ -47,6 +47,7 @@ export class BodyTooLarge extends Error {
 // handed is this stand-in, and the SDK reads the real one itself (status and
 // headers first, then the body, within the attempt's time limit).
 let standIn: Response | undefined;
+let decoder: TextDecoder | undefined;
 
 /**
  * One attempt's exchange: the timer that bounds it (body included), the
@@ -203,20 +204,29 @@ export class Transport {
       return text;
     }
     const reader = body.getReader();
-    const decoder = new TextDecoder();
+    const chunks: Uint8Array[] = [];
     let size = 0;
-    let text = '';
     try {
       for (;;) {
         const { done, value } = await exchange.race(reader.read());
-        if (done) return text + decoder.decode();
+        if (done) break;
         size += value.byteLength;
         if (size > maxBytes) throw new BodyTooLarge(maxBytes);
-        text += decoder.decode(value, { stream: true });
+        chunks.push(value);
       }
     } catch (error) {
       reader.cancel().catch(() => undefined);
       throw error;
     }
+    // Decoded once, whole: one shared decoder serves every call.
+    decoder ??= new TextDecoder();
+    if (chunks.length === 1) return decoder.decode(chunks[0]);
+    const whole = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      whole.set(chunk, offset);
+      offset += chunk.byteLength;
+    }
+    return decoder.decode(whole);
   }
 }
