@@ -95,9 +95,10 @@ try {
     const lists = await Promise.all(
       Array.from({ length: 10 }, () => client.listPets({ limit: 1 })),
     );
+    // onRetry hears of each held call every time the reason it waits for changes.
     const held = [...holds].map(([reason, n]) => `${n} × ${reason}`).join(', ');
     console.log(
-      `   all ${lists.length} succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s; holds: ${held}; the service answered ${statuses.filter((s) => s === 429).length} × 429`,
+      `   all ${lists.length} succeeded in ${((Date.now() - started) / 1000).toFixed(1)} s; hold notices: ${held}; the service answered ${statuses.filter((s) => s === 429).length} × 429`,
     );
 
     console.log('\n7. Another program spends the key behind the client’s back:');
