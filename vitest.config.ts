@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   resolve: {
     alias: {
+      '@animal-store/sdk/redis': fileURLToPath(new URL('./src/redis/index.ts', import.meta.url)),
       '@animal-store/sdk/mock': fileURLToPath(new URL('./src/mock/index.ts', import.meta.url)),
       '@animal-store/sdk': fileURLToPath(new URL('./src/index.ts', import.meta.url)),
     },

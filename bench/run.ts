@@ -9,7 +9,7 @@
  * from an earlier commit) in the same rotation, for before/after figures.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -464,6 +464,11 @@ ${rows.join('\n')}
 
 ${quota.rows.join('\n')}
 `;
-writeFileSync(new URL('./RESULTS.md', import.meta.url), report);
+// The fleet benchmark (`npm run bench:fleet`) keeps its own section of the file.
+const resultsFile = new URL('./RESULTS.md', import.meta.url);
+const fleet = existsSync(resultsFile)
+  ? /<!-- fleet:start -->[\s\S]*<!-- fleet:end -->/.exec(readFileSync(resultsFile, 'utf8'))?.[0]
+  : undefined;
+writeFileSync(resultsFile, fleet ? `${report}\n${fleet}\n` : report);
 console.log(report);
 process.exit(0);

@@ -8,6 +8,7 @@ import {
   RateLimitError,
   type RetryInfo,
   ServerError,
+  TimeoutError,
 } from '../src/index.js';
 import { bucketName } from '../src/quota/bucket.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
@@ -458,6 +459,54 @@ describe('a hostile or broken server or store', () => {
     const next = client.listPets();
     await vi.advanceTimersByTimeAsync(5000);
     await expect(next).resolves.toEqual([rex]);
+  });
+
+  it('never waits for a store past timeoutMs, and gives back a lease it grants later', async () => {
+    const released: string[] = [];
+    class StalledStore extends MemoryQuotaStore {
+      stalled = true;
+      override async admit(bucket: string, request?: { leaseMs: number }) {
+        if (this.stalled) await new Promise((resolve) => setTimeout(resolve, 5000));
+        return super.admit(bucket, request);
+      }
+      override async release(bucket: string, lease: string) {
+        released.push(lease);
+        return super.release(bucket, lease);
+      }
+    }
+    const store = new StalledStore();
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, timeoutMs: 1000 });
+    const started = Date.now();
+    const call = client.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1000);
+    const error = (await call) as Error;
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.message).toMatch(
+      /quota store did not admit the request within timeoutMs \(1000 ms\); nothing was sent/,
+    );
+    expect(Date.now() - started).toBe(1000);
+    await vi.advanceTimersByTimeAsync(4000);
+    expect(released).toHaveLength(1);
+    expect(stub.received).toHaveLength(0);
+    store.stalled = false;
+    await expect(client.listPets()).resolves.toEqual([rex]);
+  });
+
+  it('tells the store how long a lease may live: timeoutMs and a margin', async () => {
+    const store = new MemoryQuotaStore();
+    const asked: unknown[] = [];
+    const real = store.admit.bind(store);
+    store.admit = (bucket, request) => {
+      asked.push(request);
+      return real(bucket, request);
+    };
+    const client = clientWith(scriptedFetch().thenAlways(json([rex])).fetch, {
+      quotaStore: store,
+      timeoutMs: 3000,
+    });
+    await client.listPets();
+    expect(asked).toEqual([{ leaseMs: 5000 }]);
   });
 
   it('never fails a call that got its response because the store failed to record it', async () => {

@@ -1,4 +1,4 @@
-import type { Admission, Observation, QuotaStore } from './store.js';
+import type { Admission, AdmitRequest, Observation, QuotaStore } from './store.js';
 
 interface Window {
   remaining: number;
@@ -55,7 +55,8 @@ export class MemoryQuotaStore implements QuotaStore {
     return bucket;
   }
 
-  async admit(name: string): Promise<Admission> {
+  /** Leases here end only by `observe` or `release`: one process cannot die mid-request without them. */
+  async admit(name: string, _request?: AdmitRequest): Promise<Admission> {
     const bucket = this.#bucket(name);
     const now = this.#now();
     if (bucket.cooldownUntil > now) {

@@ -1,5 +1,6 @@
 import { onAbort } from '../abort.js';
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
+import { TimeoutError } from '../errors/TimeoutError.js';
 import { MAX_TIMER_MS } from '../sleep.js';
 import { HORIZON_MS } from '../timing.js';
 import { waitToTake } from '../waits.js';
@@ -9,6 +10,8 @@ import type { Admission, HoldReason, Observation, QuotaStore } from './store.js'
 /** One request asking to be sent. */
 export interface HoldRequest {
   readonly signal: AbortSignal | undefined;
+  /** The request's own time limit: also bounds each answer of the store. */
+  readonly timeoutMs: number;
   readonly maxRetryDelayMs: number;
   /** Told when the request is held, once per reason, with the wait ahead. */
   readonly onHold: (reason: HoldReason, delayMs: number) => void;
@@ -84,17 +87,11 @@ function checked(admission: Admission): Admission {
   throw new TypeError(`admit answered ${JSON.stringify(admission)}`);
 }
 
-/** `promise`, or the signal's reason as soon as it aborts. */
-function untilAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    const stop = onAbort(signal, () => reject(signal.reason));
-    promise.then(resolve, reject).finally(stop);
-  });
-}
-
 const storeFailed = (cause: unknown) =>
   new AnimalStoreError(`The quota store failed to admit a request: ${String(cause)}`, { cause });
+
+// A lease outlives its request's timeoutMs by this much: the store's own answers take time.
+const LEASE_MARGIN_MS = 2_000;
 
 // Without a store's change signal, a held request asks again this often.
 const RECHECK_MS = 100;
@@ -141,22 +138,13 @@ export class Quota {
     // that requests arriving now queue behind this one.
     const own: Line = { waiters: [], pumping: true, wake: undefined, unwatch: undefined };
     lines.set(bucket, own);
-    const asking = settle(() => this.#store.admit(bucket))
-      .then(checked)
-      .then(undefined, (cause: unknown) => {
-        throw storeFailed(cause);
-      });
+    const asking = this.#ask(bucket, request);
     let admission: Admission;
     try {
-      admission = await untilAbort(asking, request.signal);
+      admission = await asking;
     } catch (error) {
-      // Aborted while the store was asked: a lease it grants later goes back.
-      asking
-        .then((late) =>
-          'lease' in late ? settle(() => this.#store.release(bucket, late.lease)) : undefined,
-        )
-        .catch(() => undefined)
-        .finally(() => this.#restart(own, bucket));
+      // Aborted while the store was asked: #ask returns a lease granted later.
+      asking.catch(() => undefined).finally(() => this.#restart(own, bucket));
       throw error;
     }
     if ('lease' in admission) {
@@ -165,6 +153,56 @@ export class Quota {
     }
     own.pumping = false;
     return this.#wait(own, bucket, request, true);
+  }
+
+  /**
+   * The store's answer for `request`, checked, within the request's
+   * `timeoutMs`: a store that answers later fails the request with a
+   * `TimeoutError`, and a lease it grants after that, or after the request
+   * was aborted, goes back to it.
+   */
+  #ask(bucket: string, request: HoldRequest): Promise<Admission> {
+    const { timeoutMs } = request;
+    const answer = settle(() => this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }))
+      .then(checked)
+      .then(undefined, (cause: unknown) => {
+        throw storeFailed(cause);
+      });
+    let given = true;
+    const giveBack = (admission: Admission) => {
+      if (!given && 'lease' in admission) {
+        settle(() => this.#store.release(bucket, admission.lease)).catch(() => undefined);
+      }
+    };
+    answer.then(giveBack, () => undefined);
+    return new Promise<Admission>((resolve, reject) => {
+      const fail = (error: unknown) => {
+        given = false;
+        reject(error);
+      };
+      const timer =
+        timeoutMs <= MAX_TIMER_MS
+          ? setTimeout(
+              () =>
+                fail(
+                  new TimeoutError(
+                    `The quota store did not admit the request within timeoutMs (${timeoutMs} ms); nothing was sent.`,
+                  ),
+                ),
+              timeoutMs,
+            )
+          : undefined;
+      const { signal } = request;
+      const stop = signal ? onAbort(signal, () => fail(signal.reason)) : undefined;
+      answer
+        .then((admission) => {
+          if (given) resolve(admission);
+        }, reject)
+        .finally(() => {
+          clearTimeout(timer);
+          stop?.();
+        });
+    });
   }
 
   /** After asking the store directly: serves whoever queued meanwhile, or forgets the line. */
@@ -235,10 +273,10 @@ export class Quota {
         const head = line.waiters[0]!;
         let admission: Admission;
         try {
-          admission = checked(await settle(() => this.#store.admit(bucket)));
-        } catch (cause) {
-          line.waiters.shift();
-          head.reject(storeFailed(cause));
+          admission = await this.#ask(bucket, head.request);
+        } catch (error) {
+          if (line.waiters[0] === head) line.waiters.shift();
+          head.reject(error);
           continue;
         }
         if ('lease' in admission) {

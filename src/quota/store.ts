@@ -21,6 +21,16 @@ export type Admission =
    */
   | { readonly reason: HoldReason; readonly waitMs?: number | undefined };
 
+/** What the client tells a store about the request it asks to send. */
+export interface AdmitRequest {
+  /**
+   * By then the request surely got its response or gave up (its `timeoutMs`
+   * and a margin): a store shared by processes lets the lease lapse, so that
+   * a process killed mid-request does not keep budget.
+   */
+  readonly leaseMs: number;
+}
+
 /** What a response said about the key's budget, with durations instead of clock readings. */
 export interface Observation {
   /** HTTP status of the response. */
@@ -63,7 +73,7 @@ export interface Observation {
  */
 export interface QuotaStore {
   /** Asks to send one request now. */
-  admit(bucket: string): Promise<Admission>;
+  admit(bucket: string, request?: AdmitRequest): Promise<Admission>;
   /** Records what a response said, and ends its lease. */
   observe(bucket: string, lease: string, observation: Observation): Promise<void>;
   /** Ends a lease whose request got no response. */

@@ -36,6 +36,20 @@ console.log('ok');
 process.exit(0);
 `;
 
+// The Redis entry loads no Redis client (none is installed here): it adapts
+// any Lua-capable one, and falls back to a local share when Redis fails.
+const redisCheck = (load: string) => `${load}
+const errors = [];
+const store = new RedisQuotaStore({
+  client: { eval: async () => { throw new Error('no redis here'); } },
+  logger: { error: (line) => errors.push(line), warn: () => {} },
+});
+store.admit('b'.repeat(64), { leaseMs: 1000 }).then((admission) => {
+  if (!admission.lease?.startsWith('~') || errors.length !== 1) throw new Error('unexpected admission');
+  console.log('ok');
+});
+`;
+
 const FILES: Record<string, string> = {
   'esm.mjs': consumer("import * as sdk from '@animal-store/sdk';"),
   // CommonJS has no top-level await: the same steps in an async function.
@@ -44,6 +58,8 @@ const FILES: Record<string, string> = {
 `,
   'mock-esm.mjs': mockCheck("import * as mock from '@animal-store/sdk/mock';"),
   'mock-cjs.cjs': mockCheck("const mock = require('@animal-store/sdk/mock');"),
+  'redis-esm.mjs': redisCheck("import { RedisQuotaStore } from '@animal-store/sdk/redis';"),
+  'redis-cjs.cjs': redisCheck("const { RedisQuotaStore } = require('@animal-store/sdk/redis');"),
 };
 
 const run = promisify(execFile);
@@ -103,8 +119,10 @@ try {
       ['CJS', 'cjs.cjs'],
       ['ESM ./mock', 'mock-esm.mjs'],
       ['CJS ./mock', 'mock-cjs.cjs'],
+      ['ESM ./redis', 'redis-esm.mjs'],
+      ['CJS ./redis', 'redis-cjs.cjs'],
     ] as const) {
-      const label = `${runtime.name.padEnd(14)} ${system.padEnd(10)}`;
+      const label = `${runtime.name.padEnd(14)} ${system.padEnd(11)}`;
       if (!command) {
         console.log(`${label}  SKIP (its npm package does not install here)`);
         continue;

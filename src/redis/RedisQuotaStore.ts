@@ -1,0 +1,415 @@
+import type { Logger } from '../logger.js';
+import type {
+  Admission,
+  AdmitRequest,
+  HoldReason,
+  Observation,
+  QuotaStore,
+} from '../quota/store.js';
+import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
+import { LocalShare } from './LocalShare.js';
+import { type RedisScript, SCRIPTS } from './scripts.js';
+
+/** Options of {@link RedisQuotaStore}. */
+export interface RedisQuotaStoreOptions {
+  /**
+   * A connected node-redis client (`createClient()` of `redis`), an ioredis
+   * client (`new Redis()` of `ioredis`), or any client adapted to
+   * {@link RedisScripts}. The store never closes it.
+   */
+  client: RedisClient;
+  /**
+   * Prefix of every Redis key and channel the store uses.
+   * @default 'animal-store:quota:'
+   */
+  prefix?: string | undefined;
+  /**
+   * How long one Redis call may take before the store stops waiting for it and
+   * falls back to this process's share of the budget.
+   * @default 250
+   */
+  commandTimeoutMs?: number | undefined;
+  /**
+   * Where the store reports losing and regaining Redis (`error` and `warn`).
+   * @default console
+   */
+  logger?: Pick<Logger, 'error' | 'warn'> | undefined;
+}
+
+const HOLDS: ReadonlySet<string> = new Set<HoldReason>([
+  'cooldown',
+  'budget-exhausted',
+  'budget-in-flight',
+  'budget-unknown',
+]);
+
+/** A lease the local share granted (Redis was unreachable) starts with this. */
+const LOCAL = '~';
+// A waiting store's place in line outlives its announced wait by this much.
+const GRACE_MS = 2_000;
+// Lease lifetime when the client does not say (a client of an older release).
+const DEFAULT_LEASE_MS = 60_000;
+// While Redis is unreachable it is tried again after 1 s, then 2, 4… up to 30 s.
+const RETRY_MIN_MS = 1_000;
+const RETRY_MAX_MS = 30_000;
+// A store waiting for a response that another process awaits asks again this
+// often, in case a wake-up message was lost (with pub/sub) or could not be
+// sent (without).
+const RECHECK_SUBSCRIBED_MS = 1_000;
+const RECHECK_POLLING_MS = 200;
+
+class RedisUnavailable extends Error {}
+
+interface Watch {
+  readonly listeners: Set<() => void>;
+  /** Unsubscribes, once subscribed. */
+  unsubscribe: Promise<(() => Promise<void>) | undefined> | undefined;
+  timer: ReturnType<typeof setInterval> | undefined;
+}
+
+function randomId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(9));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * A quota store shared through Redis by every process that uses it: a fleet
+ * of workers, pods or functions with one API key then spends the key's budget
+ * as one client would, with one probe when the budget is unknown, no more
+ * requests in flight than the service says remain, and every process held
+ * through a 429's cooldown.
+ *
+ * Each admission, observation and release is one Lua script call, timed by
+ * Redis `TIME`. Leases lapse after the request's `timeoutMs` and a margin, so
+ * a killed process leaks no budget; waiting processes are served in arrival
+ * order and woken through pub/sub. Every key expires. When Redis fails or is
+ * slower than `commandTimeoutMs`, the store logs an `error` line and falls
+ * back to this process's share of each window until Redis answers again.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import { PetsClient } from '@animal-store/sdk';
+ * import { RedisQuotaStore } from '@animal-store/sdk/redis';
+ *
+ * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const client = new PetsClient({ apiKey, quotaStore: new RedisQuotaStore({ client: redis }) });
+ * ```
+ */
+export class RedisQuotaStore implements QuotaStore {
+  readonly #redis: RedisScripts;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+  readonly #logger: Pick<Logger, 'error' | 'warn'>;
+  /** Names this store in Redis: its place in line and its count among members. */
+  readonly #id = randomId();
+  #leases = 0;
+  readonly #local = new LocalShare(() => Date.now());
+  readonly #watches = new Map<string, Watch>();
+  /** Buckets where this store has a place in Redis's line. */
+  readonly #queued = new Set<string>();
+  /** Buckets where Redis last said to wait for a response, with no time given. */
+  readonly #untimed = new Set<string>();
+  /** While set, Redis is not asked before this time (epoch ms). */
+  #downUntil = 0;
+  #retryMs = RETRY_MIN_MS;
+  #closed = false;
+
+  constructor(options: RedisQuotaStoreOptions) {
+    const redis = adapt(options?.client);
+    if (!redis) {
+      throw new TypeError(
+        'RedisQuotaStore needs a client: a node-redis or ioredis client, or an object with eval(script, keys, args).',
+      );
+    }
+    const timeoutMs = options.commandTimeoutMs ?? 250;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new RangeError(
+        `Invalid commandTimeoutMs: expected a positive number of milliseconds, got ${String(timeoutMs)}.`,
+      );
+    }
+    const prefix = options.prefix ?? 'animal-store:quota:';
+    if (typeof prefix !== 'string') throw new TypeError('Invalid prefix: expected a string.');
+    this.#redis = redis;
+    this.#prefix = prefix;
+    this.#timeoutMs = timeoutMs;
+    this.#logger = options.logger ?? console;
+  }
+
+  #keys(bucket: string): string[] {
+    const base = `${this.#prefix}{${bucket}}:`;
+    return [`${base}state`, `${base}leases`, `${base}queue`, `${base}tickets`, `${base}members`];
+  }
+
+  #channel(bucket: string): string {
+    return `${this.#prefix}{${bucket}}:wake`;
+  }
+
+  /** Runs a script, sending its source only when the server does not know it yet. */
+  async #send(script: RedisScript, bucket: string, args: string[]): Promise<unknown> {
+    const keys = this.#keys(bucket);
+    const redis = this.#redis;
+    if (redis.evalsha) {
+      try {
+        return await redis.evalsha(await sha1Of(script), keys, args);
+      } catch (error) {
+        if (!/NOSCRIPT/i.test(describe(error))) throw error;
+      }
+    }
+    return redis.eval(script.source, keys, args);
+  }
+
+  #timed<T>(promise: Promise<T>): Promise<T> {
+    return within(promise, this.#timeoutMs, `Redis did not answer within ${this.#timeoutMs} ms`);
+  }
+
+  #run(script: RedisScript, bucket: string, args: string[]): Promise<unknown> {
+    return this.#timed(this.#send(script, bucket, args));
+  }
+
+  /** Runs `work` against Redis, or throws {@link RedisUnavailable} while it is down. */
+  async #shared<T>(work: () => Promise<T>): Promise<T> {
+    const now = Date.now();
+    if (this.#closed) throw new RedisUnavailable('the store is closed');
+    if (this.#downUntil > now) throw new RedisUnavailable('Redis is unreachable');
+    const wasDown = this.#downUntil > 0;
+    // One call at a time finds out whether Redis is back.
+    if (wasDown) this.#downUntil = now + this.#retryMs;
+    try {
+      const result = await work();
+      if (wasDown) {
+        this.#downUntil = 0;
+        this.#retryMs = RETRY_MIN_MS;
+        this.#logger.warn(
+          '[animal-store] Redis answers again: the quota is shared by every process again.',
+        );
+      }
+      return result;
+    } catch (error) {
+      if (error instanceof RedisUnavailable) throw error;
+      const first = this.#downUntil === 0;
+      this.#downUntil = Date.now() + this.#retryMs;
+      if (first) {
+        const share =
+          this.#local.members > 0
+            ? `1/${this.#local.members} of each rate-limit window (the processes Redis last counted)`
+            : 'one request per rate-limit window (Redis never said how many processes share the key)';
+        this.#logger.error(
+          `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share} until Redis answers again.`,
+        );
+      } else {
+        this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
+      }
+      throw new RedisUnavailable(describe(error));
+    }
+  }
+
+  async admit(bucket: string, request?: AdmitRequest): Promise<Admission> {
+    const leaseMs = Math.ceil(request?.leaseMs ?? DEFAULT_LEASE_MS);
+    try {
+      return await this.#shared(() => this.#admit(bucket, leaseMs));
+    } catch (error) {
+      if (!(error instanceof RedisUnavailable)) throw error;
+      const admission = await this.#local.admit(bucket);
+      return 'lease' in admission ? { lease: LOCAL + admission.lease } : admission;
+    }
+  }
+
+  async #admit(bucket: string, leaseMs: number): Promise<Admission> {
+    const lease = `${this.#id}.${++this.#leases}`;
+    const args = [lease, this.#id, this.#id, String(leaseMs), String(GRACE_MS)];
+    const sent = this.#send(SCRIPTS.admit, bucket, args);
+    let answered = true;
+    // Redis may still run a script it answered too late: a lease granted then goes back.
+    sent.then(
+      (reply) => {
+        if (answered || !Array.isArray(reply) || Number(reply[0]) !== 1) return;
+        this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]).catch(() => undefined);
+      },
+      () => undefined,
+    );
+    let reply: unknown;
+    try {
+      reply = await this.#timed(sent);
+    } catch (error) {
+      answered = false;
+      throw error;
+    }
+    const { admission, members } = readAdmission(reply, lease);
+    this.#local.members = members;
+    if ('lease' in admission) this.#queued.delete(bucket);
+    else this.#queued.add(bucket);
+    if ('reason' in admission && admission.waitMs === undefined) this.#untimed.add(bucket);
+    else this.#untimed.delete(bucket);
+    return admission;
+  }
+
+  async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
+    const { status, window, blind, cooldownMs } = observation;
+    const local = lease.startsWith(LOCAL);
+    // What this process saw also teaches its local share, should Redis fail.
+    await this.#local.observe(bucket, local ? lease.slice(1) : '', observation);
+    await this.#shared(() =>
+      this.#run(SCRIPTS.observe, bucket, [
+        lease,
+        String(status),
+        window ? String(window.limit) : '',
+        window ? String(window.remaining) : '',
+        window ? String(window.resetId) : '',
+        window ? String(Math.max(0, Math.round(window.resetInMs))) : '',
+        blind ? '1' : '0',
+        String(Math.max(0, Math.ceil(cooldownMs ?? 0))),
+        this.#channel(bucket),
+      ]),
+    ).catch((error: unknown) => {
+      if (!(error instanceof RedisUnavailable)) throw error;
+    });
+  }
+
+  async release(bucket: string, lease: string): Promise<void> {
+    if (lease.startsWith(LOCAL)) return this.#local.release(bucket, lease.slice(1));
+    await this.#shared(() =>
+      this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]),
+    ).catch((error: unknown) => {
+      if (!(error instanceof RedisUnavailable)) throw error;
+    });
+  }
+
+  watch(bucket: string, listener: () => void): () => void {
+    let watch = this.#watches.get(bucket);
+    if (!watch) {
+      const created: Watch = {
+        listeners: new Set(),
+        unsubscribe: undefined,
+        timer: undefined,
+      };
+      const recheck = this.#redis.subscribe ? RECHECK_SUBSCRIBED_MS : RECHECK_POLLING_MS;
+      created.timer = setInterval(() => {
+        if (this.#untimed.has(bucket) || this.#downUntil > 0) {
+          for (const wake of created.listeners) wake();
+        }
+      }, recheck);
+      unref(created.timer);
+      watch = created;
+      this.#watches.set(bucket, watch);
+      this.#subscribe(bucket, created);
+    }
+    const { listeners } = watch;
+    const own = watch;
+    // The local share's changes matter only while it admits.
+    const stopLocal = this.#local.watch(bucket, () => {
+      if (this.#downUntil > 0) listener();
+    });
+    listeners.add(listener);
+    return () => {
+      stopLocal();
+      listeners.delete(listener);
+      if (listeners.size > 0 || this.#watches.get(bucket) !== own) return;
+      this.#watches.delete(bucket);
+      this.#untimed.delete(bucket);
+      clearInterval(own.timer);
+      void this.#unwatch(bucket, own);
+    };
+  }
+
+  /**
+   * Subscribes to the bucket's wake-ups, then wakes the listeners once: a
+   * wake-up sent before the subscription took is not lost.
+   */
+  #subscribe(bucket: string, watch: Watch): void {
+    const subscribe = this.#redis.subscribe;
+    if (!subscribe || this.#downUntil > 0 || this.#closed) return;
+    const wake = () => {
+      for (const listener of watch.listeners) listener();
+    };
+    const named = (message: string) => {
+      if (message.split(' ').includes(this.#id)) wake();
+    };
+    watch.unsubscribe = within(
+      subscribe.call(this.#redis, this.#channel(bucket), named),
+      this.#timeoutMs,
+      `Redis did not confirm a subscription within ${this.#timeoutMs} ms`,
+    ).then(
+      (unsubscribe) => {
+        wake();
+        return unsubscribe;
+      },
+      () => undefined,
+    );
+  }
+
+  /** Gives up the bucket's place in line and its subscription once nobody here waits. */
+  async #unwatch(bucket: string, watch: Watch): Promise<void> {
+    const unsubscribe = await watch.unsubscribe;
+    await unsubscribe?.().catch(() => undefined);
+    if (this.#queued.delete(bucket) && this.#downUntil === 0 && !this.#closed) {
+      await this.#run(SCRIPTS.leave, bucket, [this.#id, this.#channel(bucket)]).catch(
+        () => undefined,
+      );
+    }
+  }
+
+  /**
+   * Ends the store's subscriptions and the connection it opened for them
+   * (never the client it was given). Calls admitted afterwards use the local
+   * share.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const [bucket, watch] of this.#watches) {
+      clearInterval(watch.timer);
+      this.#watches.delete(bucket);
+    }
+    await this.#redis.close?.();
+  }
+}
+
+function readAdmission(reply: unknown, lease: string): { admission: Admission; members: number } {
+  if (Array.isArray(reply)) {
+    const [granted, second, third, fourth] = reply as unknown[];
+    const members = Number(granted === 1 || granted === '1' ? third : fourth);
+    if (Number.isSafeInteger(members) && members >= 0) {
+      if ((granted === 1 || granted === '1') && second === lease) {
+        return { admission: { lease }, members };
+      }
+      const waitMs = Number(third);
+      if (
+        (granted === 0 || granted === '0') &&
+        HOLDS.has(String(second)) &&
+        Number.isFinite(waitMs)
+      ) {
+        const reason = String(second) as HoldReason;
+        return {
+          admission: waitMs < 0 ? { reason } : { reason, waitMs },
+          members,
+        };
+      }
+    }
+  }
+  throw new TypeError(`Redis answered the admission script with ${safeJson(reply)}`);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return String(JSON.stringify(value)).slice(0, 200);
+  } catch {
+    return typeof value;
+  }
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.slice(0, 300);
+}
+
+/** `promise`, or a rejection once `ms` pass. */
+function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(message)), ms);
+    promise.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
+function unref(timer: unknown): void {
+  (timer as { unref?: () => void }).unref?.();
+}

@@ -1,0 +1,222 @@
+// The Redis store's Lua scripts. Each admission, observation, release and
+// leave is one script call: one round trip, atomic, and timed by Redis `TIME`,
+// never by a process's clock.
+//
+// Keys of one bucket (all in one Redis Cluster slot through the `{bucket}` tag):
+//   KEYS[1] state    hash: `known` (0/1), `cooldown` (epoch ms), `probe` (lease),
+//                    `seq` (ticket counter), `w:<limit>` = "remaining:resetId:resetAt"
+//   KEYS[2] leases   zset: lease -> expiry (epoch ms); a killed process's leases lapse
+//   KEYS[3] queue    zset: ticket -> arrival number; one ticket per waiting store
+//   KEYS[4] tickets  zset: ticket -> expiry (epoch ms); a dead waiter's ticket lapses
+//   KEYS[5] members  zset: store -> last seen (epoch ms); how many share the key
+// Every key expires a minute after the last thing it remembers ends.
+
+const PRELUDE = `
+local S, L, Q, T, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local MAX_WINDOWS = 4
+
+local function fmt(x) return string.format('%.0f', x) end
+
+local function purge()
+  redis.call('ZREMRANGEBYSCORE', L, '-inf', now)
+  local probe = redis.call('HGET', S, 'probe')
+  if probe and not redis.call('ZSCORE', L, probe) then redis.call('HDEL', S, 'probe') end
+  local stale = redis.call('ZRANGEBYSCORE', T, '-inf', now, 'LIMIT', 0, 64)
+  for _, id in ipairs(stale) do
+    redis.call('ZREM', Q, id)
+    redis.call('ZREM', T, id)
+  end
+end
+
+-- What may be sent now: inflight, known, left (nil: no window binds), the
+-- reset of the binding window, the cooldown's end, and the windows read.
+local function budget()
+  local inflight = redis.call('ZCARD', L)
+  local fields = redis.call('HGETALL', S)
+  local known, left, reset, cooldown, windows = false, nil, nil, 0, {}
+  for i = 1, #fields, 2 do
+    local k, v = fields[i], fields[i + 1]
+    if k == 'known' then
+      known = v == '1'
+    elseif k == 'cooldown' then
+      cooldown = tonumber(v) or 0
+    elseif string.sub(k, 1, 2) == 'w:' then
+      local r, id, at = string.match(v, '^(%d+):(%d+):(%d+)$')
+      r, id, at = tonumber(r), tonumber(id), tonumber(at)
+      if not at or at <= now then
+        redis.call('HDEL', S, k)
+        redis.call('HSET', S, 'known', '0')
+        known = false
+      else
+        windows[k] = { r, id, at }
+        if left == nil or r - inflight < left then
+          left, reset = r - inflight, at
+        end
+      end
+    end
+  end
+  return inflight, known, left, reset, cooldown, windows
+end
+
+-- Which waiting tickets may go now, as one message ('' when none may).
+local function next_tickets()
+  local inflight, known, left, _, cooldown = budget()
+  if cooldown > now then return '' end
+  local n
+  if not known then
+    if redis.call('HGET', S, 'probe') then return '' end
+    n = 1
+  elseif left == nil then
+    n = 64
+  else
+    n = math.min(left, 64)
+  end
+  if n <= 0 then return '' end
+  return table.concat(redis.call('ZRANGE', Q, 0, n - 1), ' ')
+end
+
+local function wake(channel)
+  local tickets = next_tickets()
+  if tickets ~= '' then redis.call('PUBLISH', channel, tickets) end
+end
+
+-- Every key lives a minute past the last thing it remembers.
+local function touch()
+  local last = now
+  local _, _, _, _, cooldown, windows = budget()
+  last = math.max(last, cooldown)
+  for _, w in pairs(windows) do last = math.max(last, w[3]) end
+  for _, key in ipairs({ L, T }) do
+    local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+    if top[2] then last = math.max(last, tonumber(top[2])) end
+  end
+  local ttl = fmt(last - now + 60000)
+  for _, key in ipairs({ S, L, Q, T, M }) do redis.call('PEXPIRE', key, ttl) end
+end
+`;
+
+/**
+ * ARGV: lease, ticket, store, leaseMs, graceMs.
+ * Reply: {1, lease, members} or {0, reason, waitMs (-1: until a response), members}.
+ */
+const ADMIT = `${PRELUDE}
+local lease, ticket, store = ARGV[1], ARGV[2], ARGV[3]
+local leaseMs, graceMs = tonumber(ARGV[4]), tonumber(ARGV[5])
+purge()
+redis.call('ZADD', M, fmt(now), store)
+redis.call('ZREMRANGEBYSCORE', M, '-inf', fmt(now - 60000))
+local members = redis.call('ZCARD', M)
+local inflight, known, left, reset, cooldown = budget()
+
+local function deny(reason, waitMs)
+  if not redis.call('ZSCORE', Q, ticket) then
+    redis.call('ZADD', Q, redis.call('HINCRBY', S, 'seq', 1), ticket)
+  end
+  redis.call('ZADD', T, fmt(now + math.max(waitMs, 0) + graceMs), ticket)
+  touch()
+  return { 0, reason, waitMs, members }
+end
+
+if cooldown > now then return deny('cooldown', cooldown - now) end
+if left ~= nil and left <= 0 then
+  return deny(inflight > 0 and 'budget-in-flight' or 'budget-exhausted', reset - now)
+end
+-- Waiting stores go in arrival order: this one only once those ahead are served.
+local rank = redis.call('ZRANK', Q, ticket)
+local ahead = rank or redis.call('ZCARD', Q)
+if not known then
+  if redis.call('HGET', S, 'probe') or ahead > 0 then return deny('budget-unknown', -1) end
+  redis.call('HSET', S, 'probe', lease)
+elseif left ~= nil and ahead >= left then
+  return deny('budget-in-flight', reset - now)
+end
+redis.call('ZADD', L, fmt(now + leaseMs), lease)
+if rank then
+  redis.call('ZREM', Q, ticket)
+  redis.call('ZREM', T, ticket)
+end
+touch()
+return { 1, lease, members }
+`;
+
+/**
+ * ARGV: lease, status, limit, remaining, resetId, resetInMs (the last four ''
+ * without a window), blind (0/1), cooldownMs, wake channel.
+ */
+const OBSERVE = `${PRELUDE}
+local lease, status = ARGV[1], tonumber(ARGV[2])
+local blind, cooldownMs, channel = ARGV[7] == '1', tonumber(ARGV[8]), ARGV[9]
+purge()
+local _, _, _, _, cooldown, windows = budget()
+if ARGV[3] ~= '' then
+  local k = 'w:' .. ARGV[3]
+  local remaining, resetId = tonumber(ARGV[4]), tonumber(ARGV[5])
+  local resetAt = now + tonumber(ARGV[6])
+  local w = windows[k]
+  if not w or resetId > w[2] then
+    redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
+    windows[k] = { remaining, resetId, resetAt }
+    local count, soonest, at = 0, nil, nil
+    for name, v in pairs(windows) do
+      count = count + 1
+      if at == nil or v[3] < at then soonest, at = name, v[3] end
+    end
+    if count > MAX_WINDOWS then redis.call('HDEL', S, soonest) end
+  elseif resetId == w[2] and remaining < w[1] then
+    redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
+  end
+  redis.call('HSET', S, 'known', '1')
+elseif blind and ((status >= 200 and status < 300) or (status >= 400 and status < 429)) then
+  for k in pairs(windows) do redis.call('HDEL', S, k) end
+  redis.call('HSET', S, 'known', '1')
+else
+  for k, w in pairs(windows) do
+    redis.call('HSET', S, k, fmt(math.max(0, w[1] - 1)) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
+  end
+end
+if status == 429 then
+  redis.call('HSET', S, 'cooldown', fmt(math.max(cooldown, now + cooldownMs)))
+  redis.call('HSET', S, 'known', '0')
+end
+redis.call('ZREM', L, lease)
+if redis.call('HGET', S, 'probe') == lease then redis.call('HDEL', S, 'probe') end
+wake(channel)
+touch()
+return 1
+`;
+
+/** ARGV: lease, wake channel. */
+const RELEASE = `${PRELUDE}
+purge()
+redis.call('ZREM', L, ARGV[1])
+if redis.call('HGET', S, 'probe') == ARGV[1] then redis.call('HDEL', S, 'probe') end
+wake(ARGV[2])
+touch()
+return 1
+`;
+
+/** A store stops waiting. ARGV: ticket, wake channel. */
+const LEAVE = `${PRELUDE}
+purge()
+redis.call('ZREM', Q, ARGV[1])
+redis.call('ZREM', T, ARGV[1])
+wake(ARGV[2])
+touch()
+return 1
+`;
+
+/** A Lua script with its SHA-1, for `EVALSHA`. */
+export interface RedisScript {
+  readonly name: 'admit' | 'observe' | 'release' | 'leave';
+  /** The Lua source, for `EVAL` when the server does not know the script yet. */
+  readonly source: string;
+}
+
+export const SCRIPTS = {
+  admit: { name: 'admit', source: ADMIT },
+  observe: { name: 'observe', source: OBSERVE },
+  release: { name: 'release', source: RELEASE },
+  leave: { name: 'leave', source: LEAVE },
+} as const satisfies Record<string, RedisScript>;

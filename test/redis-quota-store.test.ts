@@ -1,0 +1,372 @@
+// The Redis store against a real redis-server of its own (never a fake): the
+// scripts' rules, the two clients, several stores standing for several
+// processes, and Redis paused or gone.
+import { Redis } from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PetsClient, RateLimitError } from '../src/index.js';
+import { startMockServer } from '../src/mock/index.js';
+import type { Admission, QuotaStore } from '../src/quota/store.js';
+import { type RedisClient, RedisQuotaStore, type RedisScripts } from '../src/redis/index.js';
+import { type RedisServer, startRedis } from './helpers/redis-server.js';
+
+let server: RedisServer;
+let admin: Awaited<ReturnType<typeof connectNodeRedis>>;
+const connectNodeRedis = (url: string) => createClient({ url }).connect();
+const closers: Array<() => Promise<unknown> | unknown> = [];
+
+beforeAll(async () => {
+  server = await startRedis();
+  admin = await connectNodeRedis(server.url);
+});
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+afterAll(async () => {
+  await admin?.quit();
+  await server?.stop();
+});
+
+type Kind = 'node-redis' | 'ioredis';
+
+async function clientOf(kind: Kind, url = server.url): Promise<RedisClient> {
+  if (kind === 'node-redis') {
+    const client = await connectNodeRedis(url);
+    closers.push(() => client.quit());
+    return client;
+  }
+  const client = new Redis(url);
+  closers.push(() => client.disconnect());
+  return client;
+}
+
+interface Lines {
+  error: string[];
+  warn: string[];
+}
+
+/** A store standing for one process. */
+async function storeOf(
+  kind: Kind,
+  options: { prefix?: string; commandTimeoutMs?: number; url?: string } = {},
+): Promise<{ store: RedisQuotaStore; lines: Lines }> {
+  const lines: Lines = { error: [], warn: [] };
+  const store = new RedisQuotaStore({
+    client: await clientOf(kind, options.url),
+    prefix: options.prefix ?? `test:${Math.random().toString(36).slice(2)}:`,
+    commandTimeoutMs: options.commandTimeoutMs,
+    logger: { error: (l) => lines.error.push(l), warn: (l) => lines.warn.push(l) },
+  });
+  closers.push(() => store.close());
+  return { store, lines };
+}
+
+const BUCKET = 'b'.repeat(64);
+const leaseOf = (admission: Admission): string => {
+  if (!('lease' in admission)) throw new Error(`held: ${JSON.stringify(admission)}`);
+  return admission.lease;
+};
+const window = (remaining: number, resetInMs = 60_000, limit = 60, resetId = 1000) => ({
+  limit,
+  remaining,
+  resetId,
+  resetInMs,
+});
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind) => {
+  it('lets one probe go while the budget is unknown, for every process', async () => {
+    const prefix = `t:${kind}:probe:`;
+    const a = (await storeOf(kind, { prefix })).store;
+    const b = (await storeOf(kind, { prefix })).store;
+    const probe = leaseOf(await a.admit(BUCKET, { leaseMs: 10_000 }));
+    expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
+    expect(await a.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
+    await a.observe(BUCKET, probe, { status: 200, window: window(2) });
+    // b asked first: b goes first.
+    leaseOf(await b.admit(BUCKET, { leaseMs: 10_000 }));
+    leaseOf(await a.admit(BUCKET, { leaseMs: 10_000 }));
+    expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      reason: 'budget-in-flight',
+    });
+  });
+
+  it('never has more in flight, across processes, than the smallest window leaves', async () => {
+    const prefix = `t:${kind}:inflight:`;
+    const stores = await Promise.all(
+      [1, 2, 3].map(async () => (await storeOf(kind, { prefix })).store),
+    );
+    const [first] = stores;
+    const probe = leaseOf(await first!.admit(BUCKET, { leaseMs: 10_000 }));
+    // A minute window with 5 left and a day window with 3 left: the day binds.
+    await first!.observe(BUCKET, probe, { status: 200, window: window(5) });
+    await first!.observe(BUCKET, 'none', { status: 200, window: window(3, 3_600_000, 1000, 2000) });
+    const answers = await Promise.all(
+      stores.flatMap((store) => [1, 2].map(() => store.admit(BUCKET, { leaseMs: 10_000 }))),
+    );
+    expect(answers.filter((a) => 'lease' in a)).toHaveLength(3);
+    for (const held of answers.filter((a) => !('lease' in a))) {
+      expect(held).toMatchObject({ reason: 'budget-in-flight' });
+      expect((held as { waitMs: number }).waitMs).toBeGreaterThan(3_500_000);
+    }
+  });
+
+  it('only tightens on reports out of order, and only extends a cooldown', async () => {
+    const prefix = `t:${kind}:order:`;
+    const { store } = await storeOf(kind, { prefix });
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await store.observe(BUCKET, probe, { status: 200, window: window(2, 60_000, 60, 1000) });
+    // A larger remaining for the same window, and an older window: both ignored.
+    await store.observe(BUCKET, 'x', { status: 200, window: window(50, 60_000, 60, 1000) });
+    await store.observe(BUCKET, 'y', { status: 200, window: window(50, 60_000, 60, 999) });
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      reason: 'budget-in-flight',
+    });
+    // A 429 asks for 5 s; a later one for 1 s does not shorten it.
+    await store.observe(BUCKET, 'z', { status: 429, window: window(0), cooldownMs: 5_000 });
+    await store.observe(BUCKET, 'w', { status: 429, window: window(0), cooldownMs: 1_000 });
+    const held = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'cooldown' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(4_500);
+  });
+
+  it('lets the leases of a process that died lapse', async () => {
+    const prefix = `t:${kind}:lapse:`;
+    const dead = (await storeOf(kind, { prefix })).store;
+    const alive = (await storeOf(kind, { prefix })).store;
+    const probe = leaseOf(await alive.admit(BUCKET, { leaseMs: 10_000 }));
+    await alive.observe(BUCKET, probe, { status: 200, window: window(1) });
+    leaseOf(await dead.admit(BUCKET, { leaseMs: 300 })); // never observed nor released
+    expect(await alive.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      reason: 'budget-in-flight',
+    });
+    await sleep(400);
+    leaseOf(await alive.admit(BUCKET, { leaseMs: 10_000 }));
+  });
+
+  it('wakes the process first in line when a response frees budget', async () => {
+    const prefix = `t:${kind}:wake:`;
+    const a = (await storeOf(kind, { prefix })).store;
+    const b = (await storeOf(kind, { prefix })).store;
+    const probe = leaseOf(await a.admit(BUCKET, { leaseMs: 10_000 }));
+    expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
+    let woken = 0;
+    const unwatch = b.watch(BUCKET, () => woken++);
+    await sleep(100); // subscribed (and woken once, in case a message came before)
+    const before = woken;
+    await a.observe(BUCKET, probe, { status: 200, window: window(5) });
+    await sleep(100);
+    expect(woken).toBeGreaterThan(before);
+    unwatch();
+  });
+
+  it('expires every key it writes, and never writes the API key', async () => {
+    const prefix = `t:${kind}:ttl:`;
+    const mock = await startMockServer({ limits: { perMinute: 100 } });
+    closers.push(() => mock.close());
+    const { store } = await storeOf(kind, { prefix });
+    const apiKey = 'sk-live-never-in-redis-0123456789';
+    const client = new PetsClient({
+      apiKey,
+      baseUrl: mock.url,
+      quotaStore: store,
+      logLevel: 'off',
+    });
+    await Promise.all([client.listPets(), client.listPets(), client.getPet(1).catch(() => 1)]);
+    const keys = await admin.keys(`${prefix}*`);
+    expect(keys.length).toBeGreaterThan(0);
+    for (const key of keys) {
+      expect(key).not.toContain(apiKey);
+      expect(await admin.pTTL(key)).toBeGreaterThan(0);
+      expect(JSON.stringify(await dump(key))).not.toContain(apiKey);
+    }
+  });
+});
+
+async function dump(key: string): Promise<unknown> {
+  const type = await admin.type(key);
+  if (type === 'hash') return admin.hGetAll(key);
+  if (type === 'zset') return admin.zRange(key, 0, -1);
+  return admin.get(key);
+}
+
+describe('a fleet of clients sharing a key through Redis', () => {
+  it('gets no 429 where stores of their own get many', async () => {
+    const mock = await startMockServer({
+      plan: 'enterprise',
+      limits: { perMinute: 10, perDay: 100_000, windowMs: 1_000 },
+    });
+    closers.push(() => mock.close());
+    const prefix = `t:fleet:${Date.now()}:`;
+    const statuses: number[] = [];
+    const counting = async (request: Request) => {
+      const response = await fetch(request);
+      statuses.push(response.status);
+      return response;
+    };
+    // Three "processes": each its own client and its own store on its own connection.
+    const clients = await Promise.all(
+      (['node-redis', 'ioredis', 'node-redis'] as const).map(async (kind) => {
+        const { store } = await storeOf(kind, { prefix });
+        return new PetsClient({
+          apiKey: 'fleet-key',
+          baseUrl: mock.url,
+          quotaStore: store,
+          fetch: counting,
+          logLevel: 'off',
+        });
+      }),
+    );
+    const calls = clients.flatMap((client) =>
+      Array.from({ length: 8 }, () => client.listPets({ limit: 1 })),
+    );
+    const results = await Promise.allSettled(calls);
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(statuses.filter((s) => s === 429)).toEqual([]);
+    expect(statuses).toHaveLength(24);
+  });
+});
+
+describe('when Redis is slow or gone', () => {
+  let paused: RedisServer;
+  beforeAll(async () => {
+    paused = await startRedis();
+  });
+  afterAll(async () => {
+    await paused?.stop();
+  });
+
+  it('falls back to a local share within commandTimeoutMs, logs it once, and recovers', async () => {
+    const prefix = 't:down:';
+    const { store, lines } = await storeOf('node-redis', {
+      prefix,
+      url: paused.url,
+      commandTimeoutMs: 100,
+    });
+    const other = (await storeOf('ioredis', { prefix, url: paused.url })).store;
+    // Two processes are known to share the key.
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await other.admit(BUCKET, { leaseMs: 10_000 });
+    await store.observe(BUCKET, probe, { status: 200, window: window(10, 60_000) });
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+
+    paused.pause();
+    try {
+      const started = Date.now();
+      const local = await store.admit(BUCKET, { leaseMs: 10_000 });
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(lines.error).toHaveLength(1);
+      expect(lines.error[0]).toMatch(/falls back to 1\/2 of each rate-limit window/);
+      // The local share knows the window from what this process saw: it
+      // sends at most its share, then holds until the reset.
+      const lease = leaseOf(local);
+      await store.observe(BUCKET, lease, { status: 200, window: window(8, 60_000, 60, 1001) });
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await store.admit(BUCKET, { leaseMs: 10_000 }));
+      expect(answers.filter((a) => 'lease' in a).length).toBeLessThanOrEqual(4);
+      expect(answers.at(-1)).toMatchObject({ reason: 'budget-exhausted' });
+      expect(lines.error).toHaveLength(1);
+    } finally {
+      paused.resume();
+    }
+    // Redis is asked again after a second at the latest.
+    await sleep(1_200);
+    await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(lines.warn.join('\n')).toMatch(/Redis answers again/);
+  });
+
+  it('gives back a lease Redis granted after the store stopped waiting', async () => {
+    const prefix = 't:late:';
+    const { store } = await storeOf('ioredis', { prefix, url: paused.url, commandTimeoutMs: 100 });
+    paused.pause();
+    let local: Admission;
+    try {
+      local = await store.admit('c'.repeat(64), { leaseMs: 60_000 });
+    } finally {
+      paused.resume();
+    }
+    expect(leaseOf(local).startsWith('~')).toBe(true);
+    const pausedAdmin = await connectNodeRedis(paused.url);
+    closers.push(() => pausedAdmin.quit());
+    await sleep(300);
+    const leases = await pausedAdmin.zRange(`${prefix}{${'c'.repeat(64)}}:leases`, 0, -1);
+    expect(leases).toEqual([]);
+  });
+
+  it('never floods when Redis cannot be reached at all: one request per window', async () => {
+    const mock = await startMockServer({
+      plan: 'enterprise',
+      limits: { perMinute: 50, perDay: 100_000, windowMs: 1_000 },
+    });
+    closers.push(() => mock.close());
+    const lines: string[] = [];
+    // A Lua-capable client whose server is gone.
+    const gone: RedisScripts = {
+      eval: () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:1')),
+    };
+    const store = new RedisQuotaStore({
+      client: gone,
+      logger: { error: (l) => lines.push(l), warn: (l) => lines.push(l) },
+    });
+    let sent = 0;
+    const client = new PetsClient({
+      apiKey: 'k',
+      baseUrl: mock.url,
+      quotaStore: store,
+      fetch: (request: Request) => {
+        sent++;
+        return fetch(request);
+      },
+      logLevel: 'off',
+    });
+    const started = Date.now();
+    await Promise.all([client.listPets(), client.listPets(), client.listPets()]);
+    // One request per 1 s window: the second and third waited for resets.
+    expect(sent).toBe(3);
+    expect(Date.now() - started).toBeGreaterThan(1_000);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/one request per rate-limit window/);
+  });
+
+  it('works with any Lua-capable client given eval alone, polling instead of subscribing', async () => {
+    const node = await connectNodeRedis(server.url);
+    closers.push(() => node.quit());
+    const scripts: RedisScripts = {
+      eval: (script, keys, args) => node.eval(script, { keys, arguments: args }),
+    };
+    const prefix = 't:generic:';
+    const a = new RedisQuotaStore({ client: scripts, prefix });
+    const b = new RedisQuotaStore({ client: scripts, prefix });
+    const probe = leaseOf(await a.admit(BUCKET, { leaseMs: 10_000 }));
+    expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
+    let woken = 0;
+    const unwatch = b.watch(BUCKET, () => woken++);
+    await a.observe(BUCKET, probe, { status: 200, window: window(3) });
+    await sleep(450);
+    expect(woken).toBeGreaterThan(0);
+    unwatch();
+    leaseOf(await b.admit(BUCKET, { leaseMs: 10_000 }));
+  });
+});
+
+describe('RedisQuotaStore options', () => {
+  it('refuses what is not a Redis client, with a message that says what is', () => {
+    const bad = [undefined, null, 'redis://localhost', {}] as unknown[];
+    for (const client of bad) {
+      expect(() => new RedisQuotaStore({ client: client as RedisClient })).toThrow(
+        /node-redis or ioredis client, or an object with eval/,
+      );
+    }
+    expect(
+      () => new RedisQuotaStore({ client: { eval: async () => 1 }, commandTimeoutMs: 0 }),
+    ).toThrow(/commandTimeoutMs/);
+  });
+
+  it('is a QuotaStore a client takes', async () => {
+    const store: QuotaStore = new RedisQuotaStore({ client: await clientOf('ioredis') });
+    expect(() => new PetsClient({ apiKey: 'k', quotaStore: store })).not.toThrow();
+    expect(RateLimitError).toBeDefined();
+  });
+});
