@@ -190,12 +190,14 @@ export class RedisQuotaStore implements QuotaStore {
       const first = this.#downUntil === 0;
       this.#downUntil = Date.now() + this.#retryMs;
       if (first) {
+        this.#local.begin();
+        const members = this.#local.members;
         const share =
-          this.#local.members > 0
-            ? `1/${this.#local.members} of each rate-limit window (the processes Redis last counted)`
+          members > 0
+            ? `its part of each rate-limit window, split among the ${members} processes Redis last counted`
             : 'one request per rate-limit window (Redis never said how many processes share the key)';
         this.#logger.error(
-          `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share} until Redis answers again.`,
+          `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share}, until Redis answers again.`,
         );
       } else {
         this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
@@ -235,8 +237,8 @@ export class RedisQuotaStore implements QuotaStore {
       answered = false;
       throw error;
     }
-    const { admission, members } = readAdmission(reply, lease);
-    this.#local.members = members;
+    const { admission, members, index } = readAdmission(reply, lease);
+    this.#local.counted(members, index);
     if ('lease' in admission) this.#queued.delete(bucket);
     else this.#queued.add(bucket);
     if ('reason' in admission && admission.waitMs === undefined) this.#untimed.add(bucket);
@@ -364,25 +366,29 @@ export class RedisQuotaStore implements QuotaStore {
   }
 }
 
-function readAdmission(reply: unknown, lease: string): { admission: Admission; members: number } {
+/** What the admission script answered, checked. */
+function readAdmission(
+  reply: unknown,
+  lease: string,
+): { admission: Admission; members: number; index: number } {
   if (Array.isArray(reply)) {
-    const [granted, second, third, fourth] = reply as unknown[];
-    const members = Number(granted === 1 || granted === '1' ? third : fourth);
-    if (Number.isSafeInteger(members) && members >= 0) {
-      if ((granted === 1 || granted === '1') && second === lease) {
-        return { admission: { lease }, members };
-      }
-      const waitMs = Number(third);
-      if (
-        (granted === 0 || granted === '0') &&
-        HOLDS.has(String(second)) &&
-        Number.isFinite(waitMs)
-      ) {
+    const [granted, second, ...rest] = reply as unknown[];
+    const lent = granted === 1 || granted === '1';
+    const [members, index] = (lent ? rest : rest.slice(1)).map(Number);
+    const counted =
+      Number.isSafeInteger(members) &&
+      Number.isSafeInteger(index) &&
+      index! >= 0 &&
+      index! < members!;
+    if (counted && lent && second === lease) {
+      return { admission: { lease }, members: members!, index: index! };
+    }
+    const waitMs = Number(rest[0]);
+    if (counted && (granted === 0 || granted === '0') && HOLDS.has(String(second))) {
+      if (Number.isFinite(waitMs)) {
         const reason = String(second) as HoldReason;
-        return {
-          admission: waitMs < 0 ? { reason } : { reason, waitMs },
-          members,
-        };
+        const admission = waitMs < 0 ? { reason } : { reason, waitMs };
+        return { admission, members: members!, index: index! };
       }
     }
   }

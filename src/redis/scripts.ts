@@ -99,7 +99,9 @@ end
 
 /**
  * ARGV: lease, ticket, store, leaseMs, graceMs.
- * Reply: {1, lease, members} or {0, reason, waitMs (-1: until a response), members}.
+ * Reply: {1, lease, members, index} or {0, reason, waitMs (-1: until a
+ * response), members, index}; `index` is how many live stores have an id
+ * below this one's, which splits a window among them when Redis is lost.
  */
 const ADMIT = `${PRELUDE}
 local lease, ticket, store = ARGV[1], ARGV[2], ARGV[3]
@@ -107,7 +109,11 @@ local leaseMs, graceMs = tonumber(ARGV[4]), tonumber(ARGV[5])
 purge()
 redis.call('ZADD', M, fmt(now), store)
 redis.call('ZREMRANGEBYSCORE', M, '-inf', fmt(now - 60000))
-local members = redis.call('ZCARD', M)
+local members, index = 0, 0
+for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
+  members = members + 1
+  if id < store then index = index + 1 end
+end
 local inflight, known, left, reset, cooldown = budget()
 
 local function deny(reason, waitMs)
@@ -116,7 +122,7 @@ local function deny(reason, waitMs)
   end
   redis.call('ZADD', T, fmt(now + math.max(waitMs, 0) + graceMs), ticket)
   touch()
-  return { 0, reason, waitMs, members }
+  return { 0, reason, waitMs, members, index }
 end
 
 if cooldown > now then return deny('cooldown', cooldown - now) end
@@ -138,7 +144,7 @@ if rank then
   redis.call('ZREM', T, ticket)
 end
 touch()
-return { 1, lease, members }
+return { 1, lease, members, index }
 `;
 
 /**
