@@ -407,6 +407,9 @@ describe('RedisQuotaStore options', () => {
     expect(
       () => new RedisQuotaStore({ client: { eval: async () => 1 }, commandTimeoutMs: 0 }),
     ).toThrow(/commandTimeoutMs/);
+    expect(
+      () => new RedisQuotaStore({ client: { eval: async () => 1 }, prefix: 'app:{x}:' }),
+    ).toThrow(/without braces/);
   });
 
   it('is a QuotaStore a client takes', async () => {

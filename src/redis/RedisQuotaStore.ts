@@ -129,7 +129,11 @@ export class RedisQuotaStore implements QuotaStore {
       );
     }
     const prefix = options.prefix ?? 'animal-store:quota:';
-    if (typeof prefix !== 'string') throw new TypeError('Invalid prefix: expected a string.');
+    if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
+      throw new TypeError(
+        `Invalid prefix: expected a string without braces (the store puts each budget's keys in one Redis Cluster hash slot with {…}), got ${JSON.stringify(prefix)}.`,
+      );
+    }
     this.#redis = redis;
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
