@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { PetsClient, RateLimitError } from '../src/index.js';
+import { AnimalStoreError, PetsClient, RateLimitError } from '../src/index.js';
 import { startMockServer } from '../src/mock/index.js';
 import type { Admission, QuotaStore } from '../src/quota/store.js';
 import { type RedisClient, RedisQuotaStore, type RedisScripts } from '../src/redis/index.js';
@@ -400,9 +400,9 @@ describe('RedisQuotaStore options', () => {
   it('refuses what is not a Redis client, with a message that says what is', () => {
     const bad = [undefined, null, 'redis://localhost', {}] as unknown[];
     for (const client of bad) {
-      expect(() => new RedisQuotaStore({ client: client as RedisClient })).toThrow(
-        /node-redis or ioredis client, or an object with eval/,
-      );
+      const make = () => new RedisQuotaStore({ client: client as RedisClient });
+      expect(make).toThrow(AnimalStoreError);
+      expect(make).toThrow(/node-redis or ioredis client, or an object with eval/);
     }
     expect(
       () => new RedisQuotaStore({ client: { eval: async () => 1 }, commandTimeoutMs: 0 }),
@@ -410,6 +410,16 @@ describe('RedisQuotaStore options', () => {
     expect(
       () => new RedisQuotaStore({ client: { eval: async () => 1 }, prefix: 'app:{x}:' }),
     ).toThrow(/without braces/);
+  });
+
+  it('says to connect a node-redis client that never was', async () => {
+    const lines: string[] = [];
+    const store = new RedisQuotaStore({
+      client: createClient({ url: server.url }),
+      logger: { error: (l) => lines.push(l), warn: (l) => lines.push(l) },
+    });
+    expect(leaseOf(await store.admit(BUCKET, { leaseMs: 1000 }))).toMatch(/^~/);
+    expect(lines).toEqual([expect.stringMatching(/await client\.connect\(\)/)]);
   });
 
   it('is a QuotaStore a client takes', async () => {

@@ -1,3 +1,4 @@
+import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import type { Logger } from '../logger.js';
 import type {
   Admission,
@@ -118,19 +119,19 @@ export class RedisQuotaStore implements QuotaStore {
   constructor(options: RedisQuotaStoreOptions) {
     const redis = adapt(options?.client);
     if (!redis) {
-      throw new TypeError(
+      throw new AnimalStoreError(
         'RedisQuotaStore needs a client: a node-redis or ioredis client, or an object with eval(script, keys, args).',
       );
     }
     const timeoutMs = options.commandTimeoutMs ?? 250;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
-      throw new RangeError(
+      throw new AnimalStoreError(
         `Invalid commandTimeoutMs: expected a positive number of milliseconds, got ${String(timeoutMs)}.`,
       );
     }
     const prefix = options.prefix ?? 'animal-store:quota:';
     if (typeof prefix !== 'string' || /[{}]/.test(prefix)) {
-      throw new TypeError(
+      throw new AnimalStoreError(
         `Invalid prefix: expected a string without braces (the store puts each budget's keys in one Redis Cluster hash slot with {…}), got ${JSON.stringify(prefix)}.`,
       );
     }
@@ -200,8 +201,12 @@ export class RedisQuotaStore implements QuotaStore {
           members > 0
             ? `its part of each rate-limit window, split among the ${members} processes Redis last counted`
             : 'one request per rate-limit window (Redis never said how many processes share the key)';
+        // node-redis's message for a client never connected says only that it is closed.
+        const hint = /client is closed/i.test(describe(error))
+          ? ' Connect the client before passing it (await client.connect()).'
+          : '';
         this.#logger.error(
-          `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share}, until Redis answers again.`,
+          `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share}, until Redis answers again.${hint}`,
         );
       } else {
         this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
