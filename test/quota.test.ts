@@ -493,6 +493,41 @@ describe('a hostile or broken server or store', () => {
     await expect(client.listPets()).resolves.toEqual([rex]);
   });
 
+  it('counts a request that got no response: it may have reached the service', async () => {
+    const store = new MemoryQuotaStore();
+    const ended: string[] = [];
+    const observe = store.observe.bind(store);
+    store.observe = (bucket, lease, observation) => {
+      ended.push(`observe ${observation.status}`);
+      return observe(bucket, lease, observation);
+    };
+    const release = store.release.bind(store);
+    store.release = (bucket, lease) => {
+      ended.push('release');
+      return release(bucket, lease);
+    };
+    let calls = 0;
+    const fetch = (request: Request) => {
+      calls++;
+      // The first answers with 2 left; the second never answers.
+      if (calls === 1) return Promise.resolve(json([rex], 200, limits(2)));
+      return new Promise<Response>((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+      );
+    };
+    const client = clientWith(fetch, { quotaStore: store, timeoutMs: 1000, maxRetries: 0 });
+    await client.listPets();
+    const timedOut = client.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await timedOut).toBeInstanceOf(TimeoutError);
+    expect(ended).toEqual(['observe 200', 'observe 0']);
+    // One of the two left is counted as spent: one more may go, not two.
+    expect('lease' in (await store.admit(bucketName(API_KEY, BASE_URL)))).toBe(true);
+    expect(await store.admit(bucketName(API_KEY, BASE_URL))).toMatchObject({
+      reason: 'budget-in-flight',
+    });
+  });
+
   it('tells the store how long a lease may live: timeoutMs and a margin', async () => {
     const store = new MemoryQuotaStore();
     const asked: unknown[] = [];

@@ -85,7 +85,9 @@ export async function attempt(
     try {
       response = await ctx.transport.send(call.operation, call.input, exchange);
     } catch (error) {
-      await ctx.quota.release(lease);
+      // No response (a timeout, an abort, a connection lost): the request may
+      // still have reached the service and been counted, so it is counted.
+      await ctx.quota.observe(lease, { status: 0 });
       throw noResponse(ctx, call, exchange, error);
     }
     const { status } = response;

@@ -33,7 +33,11 @@ export interface AdmitRequest {
 
 /** What a response said about the key's budget, with durations instead of clock readings. */
 export interface Observation {
-  /** HTTP status of the response. */
+  /**
+   * HTTP status of the response; `0` when none came (a timeout, an abort, a
+   * connection lost after sending): the request may have reached the service,
+   * so it is counted against every known window.
+   */
   readonly status: number;
   /** The rate-limit window the response reported, when its headers were present and credible. */
   readonly window?: WindowReport | undefined;
@@ -57,7 +61,8 @@ export interface Observation {
  *
  * `bucket` names one key's budget at one base URL: a SHA-256 hash of both,
  * never the key itself. Every lease that `admit` grants is ended exactly once,
- * by `observe` (a response arrived) or `release` (none did).
+ * by `observe` (the request was sent: a response arrived, or `status: 0` when
+ * none did) or `release` (the request was never sent).
  *
  * Semantics every store keeps:
  * - a cooldown only ever grows; nothing is admitted before it ends;
@@ -76,7 +81,7 @@ export interface QuotaStore {
   admit(bucket: string, request?: AdmitRequest): Promise<Admission>;
   /** Records what a response said, and ends its lease. */
   observe(bucket: string, lease: string, observation: Observation): Promise<void>;
-  /** Ends a lease whose request got no response. */
+  /** Ends a lease whose request was never sent. */
   release(bucket: string, lease: string): Promise<void>;
   /**
    * Calls `listener` whenever the bucket's state changes, until the returned
