@@ -139,11 +139,11 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     const alive = (await storeOf(kind, { prefix })).store;
     const probe = leaseOf(await alive.admit(BUCKET, { leaseMs: 10_000 }));
     await alive.observe(BUCKET, probe, { status: 200, window: window(1) });
-    leaseOf(await dead.admit(BUCKET, { leaseMs: 300 })); // never observed nor released
+    leaseOf(await dead.admit(BUCKET, { leaseMs: 1_000 })); // never observed nor released
     expect(await alive.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
       reason: 'budget-in-flight',
     });
-    await sleep(400);
+    await sleep(1_100);
     leaseOf(await alive.admit(BUCKET, { leaseMs: 10_000 }));
   });
 
@@ -262,11 +262,11 @@ describe('when Redis is slow or gone', () => {
       expect(lines.error[0]).toMatch(
         /falls back to its part of each rate-limit window, split among the 2 processes/,
       );
-      // The local share knows the windows from what this process saw: in a
-      // new window with 8 left, its part is 4 of the 2 processes' 8; then it
-      // holds until the reset.
+      // The local share knows the window from what this process saw: 10
+      // remained, so its part is 5 of the 2 processes' 10 (one spent just
+      // now), then it holds until the reset.
       const lease = leaseOf(local);
-      await store.observe(BUCKET, lease, { status: 200, window: window(8, 60_000, 60, 1001) });
+      await store.observe(BUCKET, lease, { status: 200, window: window(8, 60_000) });
       const answers = [];
       for (let i = 0; i < 6; i++) answers.push(await store.admit(BUCKET, { leaseMs: 10_000 }));
       expect(answers.filter((a) => 'lease' in a)).toHaveLength(4);
@@ -355,44 +355,139 @@ describe('when Redis is slow or gone', () => {
   });
 });
 
-describe('the local share while Redis is lost', () => {
-  const seen = (share: LocalShare, remaining: number, resetId = 1) =>
-    share.observe(BUCKET, 'x', { status: 200, window: window(remaining, 60_000, 60, resetId) });
-  const leases = async (share: LocalShare) => {
-    let granted = 0;
-    for (let i = 0; i < 20; i++) {
-      const admission = await share.admit(BUCKET);
-      if (!('lease' in admission)) break;
-      granted++;
-      await share.release(BUCKET, admission.lease);
+describe('RedisQuotaStore against nonsense', () => {
+  it('keeps a lease asked to live forever to a day, and every key expiring', async () => {
+    const prefix = 't:forever:';
+    const { store, lines } = await storeOf('node-redis', { prefix });
+    for (const leaseMs of [Number.POSITIVE_INFINITY, 1e20, Number.NaN, -5]) {
+      leaseOf(await store.admit(`${leaseMs}`.padEnd(64, 'f'), { leaseMs }));
     }
-    return granted;
-  };
+    expect(lines.error).toEqual([]);
+    for (const key of await admin.keys(`${prefix}*`)) {
+      const ttl = await admin.pTTL(key);
+      expect(ttl, key).toBeGreaterThan(0);
+      expect(ttl, key).toBeLessThanOrEqual(2 * 86_400_000 + 60_000);
+    }
+  });
 
-  it('splits what remains among the processes Redis counted, adding up to it', async () => {
+  it('drops leases and places in line that another writer left beyond a day', async () => {
+    const prefix = 't:corrupt:';
+    const leases = `${prefix}{${BUCKET}}:leases`;
+    await admin.zAdd(leases, { score: Number.POSITIVE_INFINITY, value: 'stuck' });
+    await admin.hSet(`${prefix}{${BUCKET}}:state`, { known: '1', 'w:60': '1:1000:99999999999999' });
+    const { store } = await storeOf('ioredis', { prefix });
+    // 1 left and no lease in flight once the stuck one is gone.
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    expect(await admin.zScore(leases, 'stuck')).toBeNull();
+  });
+
+  it('survives an adapter whose subscribe answers something other than an unsubscribe', async () => {
+    const node = await connectNodeRedis(server.url);
+    closers.push(() => node.quit());
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown) => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const store = new RedisQuotaStore({
+        client: {
+          eval: (script, keys, args) => node.eval(script, { keys, arguments: args }),
+          subscribe: async () => 'not a function' as unknown as () => Promise<void>,
+        },
+        prefix: 't:odd-subscribe:',
+      });
+      leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+      expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
+      const unwatch = store.watch(BUCKET, () => undefined);
+      await sleep(50);
+      unwatch();
+      await sleep(50);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+    expect(rejections).toEqual([]);
+  });
+});
+
+describe('the local share while Redis is lost', () => {
+  let t = 0;
+  const made = (members: number, index: number) => {
+    const share = new LocalShare(() => t);
+    share.counted(members, index);
+    return share;
+  };
+  /** What the share admits, each request answered at once with `remaining` left. */
+  const drain = async (share: LocalShare, remaining: number, resetId: number, limit = 60) => {
+    let granted = 0;
+    for (let i = 0; i < 100; i++) {
+      const admission = await share.admit(BUCKET);
+      if (!('lease' in admission)) return { granted, held: admission };
+      granted++;
+      await share.observe(
+        BUCKET,
+        admission.lease,
+        { status: 200, window: window(remaining, 1_000, limit, resetId) },
+        { local: true, lost: true },
+      );
+    }
+    throw new Error('never held');
+  };
+  const seen = (share: LocalShare, remaining: number, limit = 60) =>
+    share.observe(
+      BUCKET,
+      'by-redis',
+      { status: 200, window: window(remaining, 1_000, limit, 1) },
+      { local: false, lost: false },
+    );
+
+  it('splits what remained when Redis was lost among the processes it counted', async () => {
+    t = 0;
     const parts = [];
     for (const index of [0, 1, 2]) {
-      const share = new LocalShare(() => Date.now());
-      share.counted(3, index);
+      const share = made(3, index);
+      await seen(share, 20);
       await seen(share, 4);
-      parts.push(await leases(share));
+      share.begin();
+      parts.push((await drain(share, 3, 1)).granted);
     }
     expect(parts).toEqual([2, 1, 1]);
   });
 
-  it('splits what remained when Redis was lost, not what remained when the window began', async () => {
-    const share = new LocalShare(() => Date.now());
-    share.counted(2, 0);
-    await seen(share, 20);
-    await seen(share, 3);
+  it('splits each later window by its limit, the request that learns of it included', async () => {
+    const parts = [];
+    for (const index of [0, 1, 2]) {
+      t = 0;
+      const share = made(3, index);
+      await seen(share, 0, 7);
+      share.begin();
+      expect((await drain(share, 0, 1, 7)).granted).toBe(0);
+      t = 1_000; // the window resets
+      const { granted, held } = await drain(share, 6, 2, 7);
+      expect(held).toMatchObject({ reason: 'budget-exhausted' });
+      parts.push(granted);
+    }
+    expect(parts).toEqual([3, 2, 2]);
+  });
+
+  it('sends nothing in a window whose limit leaves this process no part', async () => {
+    t = 0;
+    const share = made(5, 4);
+    await seen(share, 3, 3);
     share.begin();
-    expect(await leases(share)).toBe(2);
+    t = 1_000;
+    expect(await drain(share, 2, 2, 3)).toEqual({
+      granted: 0,
+      held: { reason: 'budget-exhausted', waitMs: 1_000 },
+    });
   });
 
   it('takes one request per window when Redis never counted the processes', async () => {
-    const share = new LocalShare(() => Date.now());
+    t = 0;
+    const share = made(0, 0);
     await seen(share, 50);
-    expect(await leases(share)).toBe(1);
+    share.begin();
+    expect((await drain(share, 49, 1)).granted).toBe(1);
+    t = 1_000;
+    expect((await drain(share, 59, 2)).granted).toBe(1);
   });
 });
 

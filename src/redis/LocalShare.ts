@@ -4,7 +4,7 @@ import type { Admission, Observation } from '../quota/store.js';
 interface Share {
   readonly limit: number;
   readonly resetId: number;
-  /** Epoch milliseconds on this process's clock. */
+  /** Epoch milliseconds on this process's clock; infinite until the window is seen. */
   readonly resetAt: number;
   /** The least the service said remain in the window. */
   remaining: number;
@@ -12,21 +12,26 @@ interface Share {
   allowance: number;
 }
 
+// While its part of a window is nothing, a process looks again this often.
+const NOTHING_LEFT_MS = 1_000;
+// Windows remembered for buckets nobody used lately are swept beyond this many.
+const MAX_SHARES = 256;
+
 /**
  * What one process may spend alone while Redis cannot be reached: the rules
- * of {@link MemoryQuotaStore} on what this process sees, and at most its share
- * of each window. A window's requests are split among the processes Redis
- * last counted, by their place in that count (4 left among 3 processes: 2, 1
- * and 1), so that the shares add up to what remains; a process Redis never
- * counted takes one request per window. The split is of what remained when
- * Redis was lost, then of what remains when each new window is first seen.
+ * of {@link MemoryQuotaStore} on what this process sees, and only its part of
+ * each window. A window is split among the processes Redis last counted, by
+ * each one's place in that count (4 among 3 processes: 2, 1 and 1), so that
+ * the parts add up to the whole: what remained of the window when Redis was
+ * lost, then each later window's limit, this process's requests to learn of
+ * the window included. A process Redis never counted takes one request per
+ * window.
  */
 export class LocalShare {
   readonly #memory: MemoryQuotaStore;
   readonly #now: () => number;
+  /** The last window seen per bucket, kept also while Redis answers. */
   readonly #shares = new Map<string, Share>();
-  /** Requests sent since the bucket's last share ended, before a window was seen. */
-  readonly #unshared = new Map<string, number>();
   #members = 0;
   #index = 0;
 
@@ -46,36 +51,65 @@ export class LocalShare {
     return this.#members;
   }
 
-  /** This process's part of `remaining` requests. */
-  #part(remaining: number): number {
+  /** This process's part of `requests`. */
+  #part(requests: number): number {
     const members = this.#members;
-    if (members === 0) return Math.min(1, remaining);
-    return Math.floor(remaining / members) + (this.#index < remaining % members ? 1 : 0);
+    if (members === 0) return Math.min(1, requests);
+    return Math.floor(requests / members) + (this.#index < requests % members ? 1 : 0);
   }
 
-  /** Redis was just lost: from now on, only this process's part of what remains. */
+  /**
+   * Redis was just lost: from now on, this process sends only its part of
+   * what remains of each window it knows, which it now keeps itself.
+   */
   begin(): void {
-    for (const share of this.#shares.values()) share.allowance = this.#part(share.remaining);
+    const now = this.#now();
+    for (const [bucket, share] of this.#shares) {
+      share.allowance = this.#part(share.remaining);
+      if (share.resetAt > now) {
+        const { limit, remaining, resetId } = share;
+        void this.#memory.observe(bucket, '', {
+          status: 200,
+          window: { limit, remaining, resetId, resetInMs: share.resetAt - now },
+        });
+      }
+    }
   }
 
   async admit(bucket: string): Promise<Admission> {
     const now = this.#now();
-    const share = this.#shares.get(bucket);
-    if (share && share.resetAt <= now) this.#shares.delete(bucket);
-    else if (share && share.allowance <= 0) {
-      return { reason: 'budget-exhausted', waitMs: share.resetAt - now };
+    let share = this.#shares.get(bucket);
+    if (share && share.resetAt <= now) {
+      // The window is over; the next one is not seen yet, but its limit is known.
+      share = {
+        limit: share.limit,
+        resetId: share.resetId,
+        resetAt: Number.POSITIVE_INFINITY,
+        remaining: share.limit,
+        allowance: this.#part(share.limit),
+      };
+      this.#shares.set(bucket, share);
+    }
+    if (share && share.allowance <= 0) {
+      const waitMs = Number.isFinite(share.resetAt) ? share.resetAt - now : NOTHING_LEFT_MS;
+      return { reason: 'budget-exhausted', waitMs };
     }
     const admission = await this.#memory.admit(bucket);
-    const current = this.#shares.get(bucket);
-    if ('lease' in admission) {
-      if (current) current.allowance--;
-      else this.#unshared.set(bucket, (this.#unshared.get(bucket) ?? 0) + 1);
-    }
+    if ('lease' in admission && share) share.allowance--;
     return admission;
   }
 
-  async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
-    await this.#memory.observe(bucket, lease, observation);
+  /**
+   * Learns the windows. `local`: the request was admitted here, not by Redis;
+   * `lost`: Redis cannot be reached now, so this process keeps the budget itself.
+   */
+  async observe(
+    bucket: string,
+    lease: string,
+    observation: Observation,
+    { local, lost }: { local: boolean; lost: boolean },
+  ): Promise<void> {
+    if (local || lost) await this.#memory.observe(bucket, local ? lease : '', observation);
     const { window } = observation;
     if (!window) return;
     const share = this.#shares.get(bucket);
@@ -84,24 +118,25 @@ export class LocalShare {
       share.remaining = Math.min(share.remaining, window.remaining);
       return;
     }
-    const newer =
-      !share ||
-      share.resetAt <= now ||
-      window.limit !== share.limit ||
-      window.resetId > share.resetId;
-    if (!newer) return;
-    // What remains is after every request counted so far, this process's
-    // included; but a process Redis never counted takes one request per
-    // window, the one it may have sent to learn of the window among them.
-    const sent = this.#members === 0 ? (this.#unshared.get(bucket) ?? 0) : 0;
-    this.#unshared.delete(bucket);
+    const expired = share !== undefined && share.resetAt <= now;
+    if (share && !expired && window.limit === share.limit && window.resetId < share.resetId) return;
+    // A window first seen while Redis is lost, after a share of its limit was
+    // started; or a window seen while Redis answers (split only once it is lost).
+    const started = share && !Number.isFinite(share.resetAt) && share.limit === window.limit;
     this.#shares.set(bucket, {
       limit: window.limit,
       resetId: window.resetId,
       resetAt: now + window.resetInMs,
       remaining: window.remaining,
-      allowance: this.#part(window.remaining) - sent,
+      allowance: started ? share.allowance : this.#part(window.limit) - (local ? 1 : 0),
     });
+    if (this.#shares.size > MAX_SHARES) this.#sweep(now);
+  }
+
+  #sweep(now: number): void {
+    for (const [bucket, share] of this.#shares) {
+      if (share.resetAt <= now) this.#shares.delete(bucket);
+    }
   }
 
   release(bucket: string, lease: string): Promise<void> {

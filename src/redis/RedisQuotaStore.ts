@@ -7,6 +7,7 @@ import type {
   Observation,
   QuotaStore,
 } from '../quota/store.js';
+import { HORIZON_MS } from '../timing.js';
 import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
 import { LocalShare } from './LocalShare.js';
 import { type RedisScript, SCRIPTS } from './scripts.js';
@@ -216,7 +217,11 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async admit(bucket: string, request?: AdmitRequest): Promise<Admission> {
-    const leaseMs = Math.ceil(request?.leaseMs ?? DEFAULT_LEASE_MS);
+    // A lease lives at least a second and at most a day, whatever it is asked.
+    const asked = Number(request?.leaseMs);
+    const leaseMs = Number.isFinite(asked)
+      ? Math.min(Math.max(Math.ceil(asked), 1_000), HORIZON_MS)
+      : DEFAULT_LEASE_MS;
     try {
       return await this.#shared(() => this.#admit(bucket, leaseMs));
     } catch (error) {
@@ -259,7 +264,8 @@ export class RedisQuotaStore implements QuotaStore {
     const { status, window, blind, cooldownMs } = observation;
     const local = lease.startsWith(LOCAL);
     // What this process saw also teaches its local share, should Redis fail.
-    await this.#local.observe(bucket, local ? lease.slice(1) : '', observation);
+    const lost = this.#downUntil > 0 || this.#closed;
+    await this.#local.observe(bucket, local ? lease.slice(1) : lease, observation, { local, lost });
     await this.#shared(() =>
       this.#run(SCRIPTS.observe, bucket, [
         lease,
@@ -319,7 +325,7 @@ export class RedisQuotaStore implements QuotaStore {
       this.#watches.delete(bucket);
       this.#untimed.delete(bucket);
       clearInterval(own.timer);
-      void this.#unwatch(bucket, own);
+      this.#unwatch(bucket, own).catch(() => undefined);
     };
   }
 
@@ -352,7 +358,10 @@ export class RedisQuotaStore implements QuotaStore {
   /** Gives up the bucket's place in line and its subscription once nobody here waits. */
   async #unwatch(bucket: string, watch: Watch): Promise<void> {
     const unsubscribe = await watch.unsubscribe;
-    await unsubscribe?.().catch(() => undefined);
+    // An adapter's unsubscribe may throw, return nothing, or not be a function.
+    await Promise.resolve()
+      .then(() => (typeof unsubscribe === 'function' ? unsubscribe() : undefined))
+      .catch(() => undefined);
     if (this.#queued.delete(bucket) && this.#downUntil === 0 && !this.#closed) {
       await this.#run(SCRIPTS.leave, bucket, [this.#id, this.#channel(bucket)]).catch(
         () => undefined,
@@ -394,7 +403,7 @@ function readAdmission(
     }
     const waitMs = Number(rest[0]);
     if (counted && (granted === 0 || granted === '0') && HOLDS.has(String(second))) {
-      if (Number.isFinite(waitMs)) {
+      if (Number.isFinite(waitMs) && waitMs <= HORIZON_MS) {
         const reason = String(second) as HoldReason;
         const admission = waitMs < 0 ? { reason } : { reason, waitMs };
         return { admission, members: members!, index: index! };

@@ -28,14 +28,12 @@ type Method = (...args: never[]) => unknown;
 /** A node-redis client (`createClient()` of the `redis` package, v4 and later), connected. */
 export interface NodeRedisClient {
   readonly evalSha: Method;
-  readonly eval: Method;
   readonly duplicate: Method;
 }
 
 /** An ioredis client (`new Redis()` of the `ioredis` package, v5 and later). */
 export interface IORedisClient {
   readonly evalsha: Method;
-  readonly eval: Method;
   readonly duplicate: Method;
   readonly call: Method;
 }

@@ -19,8 +19,18 @@ local MAX_WINDOWS = 4
 
 local function fmt(x) return string.format('%.0f', x) end
 
+local DAY = 86400000
+-- Never trusted beyond a day, whoever wrote them: no lease or place in line outlives that.
+local function within_day(x)
+  x = tonumber(x) or 0
+  if x ~= x then return 0 end
+  return math.max(0, math.min(x, DAY))
+end
+
 local function purge()
   redis.call('ZREMRANGEBYSCORE', L, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', L, '(' .. fmt(now + DAY), '+inf')
+  redis.call('ZREMRANGEBYSCORE', T, '(' .. fmt(now + 2 * DAY), '+inf')
   local probe = redis.call('HGET', S, 'probe')
   if probe and not redis.call('ZSCORE', L, probe) then redis.call('HDEL', S, 'probe') end
   local stale = redis.call('ZRANGEBYSCORE', T, '-inf', now, 'LIMIT', 0, 64)
@@ -92,7 +102,7 @@ local function touch()
     local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
     if top[2] then last = math.max(last, tonumber(top[2])) end
   end
-  local ttl = fmt(last - now + 60000)
+  local ttl = fmt(math.min(last - now, 2 * DAY) + 60000)
   for _, key in ipairs({ S, L, Q, T, M }) do redis.call('PEXPIRE', key, ttl) end
 end
 `;
@@ -105,7 +115,7 @@ end
  */
 const ADMIT = `${PRELUDE}
 local lease, ticket, store = ARGV[1], ARGV[2], ARGV[3]
-local leaseMs, graceMs = tonumber(ARGV[4]), tonumber(ARGV[5])
+local leaseMs, graceMs = math.max(1, within_day(ARGV[4])), within_day(ARGV[5])
 purge()
 redis.call('ZADD', M, fmt(now), store)
 redis.call('ZREMRANGEBYSCORE', M, '-inf', fmt(now - 60000))
@@ -153,13 +163,13 @@ return { 1, lease, members, index }
  */
 const OBSERVE = `${PRELUDE}
 local lease, status = ARGV[1], tonumber(ARGV[2])
-local blind, cooldownMs, channel = ARGV[7] == '1', tonumber(ARGV[8]), ARGV[9]
+local blind, cooldownMs, channel = ARGV[7] == '1', within_day(ARGV[8]), ARGV[9]
 purge()
 local _, _, _, _, cooldown, windows = budget()
 if ARGV[3] ~= '' then
   local k = 'w:' .. ARGV[3]
-  local remaining, resetId = tonumber(ARGV[4]), tonumber(ARGV[5])
-  local resetAt = now + tonumber(ARGV[6])
+  local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
+  local resetAt = now + within_day(ARGV[6])
   local w = windows[k]
   if not w or resetId > w[2] then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
