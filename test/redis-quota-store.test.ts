@@ -281,6 +281,43 @@ describe('when Redis is slow or gone', () => {
     expect(lines.warn.join('\n')).toMatch(/Redis answers again/);
   });
 
+  it('keeps to its part for a moment after Redis is back, while others may not be', async () => {
+    const prefix = 't:settle:';
+    const { store, lines } = await storeOf('ioredis', {
+      prefix,
+      url: paused.url,
+      commandTimeoutMs: 100,
+    });
+    const other = (await storeOf('node-redis', { prefix, url: paused.url })).store;
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await other.admit(BUCKET, { leaseMs: 10_000 });
+    await store.observe(BUCKET, probe, { status: 200, window: window(4, 60_000) });
+    // Asking again, it learns that 2 processes share the key.
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    paused.pause();
+    try {
+      // Its part of the 4 left, between 2 processes: 2.
+      leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+      leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+      expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+        reason: 'budget-exhausted',
+      });
+    } finally {
+      paused.resume();
+    }
+    await sleep(1_100);
+    // Redis would lend one, and is back; but this process's part is spent.
+    expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      reason: 'budget-exhausted',
+    });
+    expect(lines.warn.join('\n')).toMatch(/Redis answers again/);
+    const pausedAdmin = await connectNodeRedis(paused.url);
+    closers.push(() => pausedAdmin.quit());
+    await sleep(100);
+    // The lease Redis lent went back: only the one taken before the pause is left.
+    expect(await pausedAdmin.zCard(`${prefix}{${BUCKET}}:leases`)).toBe(1);
+  });
+
   it('gives back a lease Redis granted after the store stopped waiting', async () => {
     const prefix = 't:late:';
     const { store } = await storeOf('ioredis', { prefix, url: paused.url, commandTimeoutMs: 100 });

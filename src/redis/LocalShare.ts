@@ -76,7 +76,29 @@ export class LocalShare {
     }
   }
 
+  /**
+   * Counts a request Redis admitted against this process's part, while other
+   * processes may still spend theirs; a hold when nothing is left of it.
+   */
+  take(bucket: string): Admission | undefined {
+    const held = this.#exhausted(bucket);
+    if (held) return held;
+    const share = this.#shares.get(bucket);
+    if (share) share.allowance--;
+    return undefined;
+  }
+
   async admit(bucket: string): Promise<Admission> {
+    const held = this.#exhausted(bucket);
+    if (held) return held;
+    const admission = await this.#memory.admit(bucket);
+    const share = this.#shares.get(bucket);
+    if ('lease' in admission && share) share.allowance--;
+    return admission;
+  }
+
+  /** A hold when this process's part of the bucket's window is spent. */
+  #exhausted(bucket: string): Admission | undefined {
     const now = this.#now();
     let share = this.#shares.get(bucket);
     if (share && share.resetAt <= now) {
@@ -94,9 +116,7 @@ export class LocalShare {
       const waitMs = Number.isFinite(share.resetAt) ? share.resetAt - now : NOTHING_LEFT_MS;
       return { reason: 'budget-exhausted', waitMs };
     }
-    const admission = await this.#memory.admit(bucket);
-    if ('lease' in admission && share) share.allowance--;
-    return admission;
+    return undefined;
   }
 
   /**

@@ -51,9 +51,9 @@ const LOCAL = '~';
 const GRACE_MS = 2_000;
 // Lease lifetime when the client does not say (a client of an older release).
 const DEFAULT_LEASE_MS = 60_000;
-// While Redis is unreachable it is tried again after 1 s, then 2, 4… up to 30 s.
-const RETRY_MIN_MS = 1_000;
-const RETRY_MAX_MS = 30_000;
+// While Redis is unreachable, one call a second tries it again: every process
+// of a fleet finds it back within about that long of each other.
+const RETRY_MS = 1_000;
 // A store waiting for a response that another process awaits asks again this
 // often, in case a wake-up message was lost (with pub/sub) or could not be
 // sent (without).
@@ -114,7 +114,12 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #untimed = new Set<string>();
   /** While set, Redis is not asked before this time (epoch ms). */
   #downUntil = 0;
-  #retryMs = RETRY_MIN_MS;
+  /**
+   * Until then (epoch ms) after Redis came back, leases it grants are also
+   * counted against this process's local part: other processes may not have
+   * found Redis back yet, and still spend their parts.
+   */
+  #settlingUntil = 0;
   #closed = false;
 
   constructor(options: RedisQuotaStoreOptions) {
@@ -180,12 +185,12 @@ export class RedisQuotaStore implements QuotaStore {
     if (this.#downUntil > now) throw new RedisUnavailable('Redis is unreachable');
     const wasDown = this.#downUntil > 0;
     // One call at a time finds out whether Redis is back.
-    if (wasDown) this.#downUntil = now + this.#retryMs;
+    if (wasDown) this.#downUntil = now + RETRY_MS;
     try {
       const result = await work();
       if (wasDown) {
         this.#downUntil = 0;
-        this.#retryMs = RETRY_MIN_MS;
+        this.#settlingUntil = Date.now() + RETRY_MS + 2 * this.#timeoutMs;
         this.#logger.warn(
           '[animal-store] Redis answers again: the quota is shared by every process again.',
         );
@@ -194,7 +199,7 @@ export class RedisQuotaStore implements QuotaStore {
     } catch (error) {
       if (error instanceof RedisUnavailable) throw error;
       const first = this.#downUntil === 0;
-      this.#downUntil = Date.now() + this.#retryMs;
+      this.#downUntil = Date.now() + RETRY_MS;
       if (first) {
         this.#local.begin();
         const members = this.#local.members;
@@ -209,8 +214,6 @@ export class RedisQuotaStore implements QuotaStore {
         this.#logger.error(
           `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share}, until Redis answers again.${hint}`,
         );
-      } else {
-        this.#retryMs = Math.min(this.#retryMs * 2, RETRY_MAX_MS);
       }
       throw new RedisUnavailable(describe(error));
     }
@@ -223,7 +226,14 @@ export class RedisQuotaStore implements QuotaStore {
       ? Math.min(Math.max(Math.ceil(asked), 1_000), HORIZON_MS)
       : DEFAULT_LEASE_MS;
     try {
-      return await this.#shared(() => this.#admit(bucket, leaseMs));
+      const admission = await this.#shared(() => this.#admit(bucket, leaseMs));
+      if (!('lease' in admission) || Date.now() >= this.#settlingUntil) return admission;
+      const held = this.#local.take(bucket);
+      if (held === undefined) return admission;
+      this.#run(SCRIPTS.release, bucket, [admission.lease, this.#channel(bucket)]).catch(
+        () => undefined,
+      );
+      return held;
     } catch (error) {
       if (!(error instanceof RedisUnavailable)) throw error;
       const admission = await this.#local.admit(bucket);
