@@ -521,12 +521,30 @@ describe('a hostile or broken server or store', () => {
     await vi.advanceTimersByTimeAsync(1000);
     expect(await timedOut).toBeInstanceOf(TimeoutError);
     expect(ended).toEqual(['observe 200', 'observe 0']);
-    // One of the two left is counted as spent: one more may go, not two.
+    // One of the two left is counted as spent: one more may go, not two,
+    // after the short cooldown a request without a response costs.
+    await vi.advanceTimersByTimeAsync(100);
     const bucket = bucketName(API_KEY, BASE_URL) as string;
     expect('lease' in (await store.admit(bucket))).toBe(true);
     expect(await store.admit(bucket)).toMatchObject({
       reason: 'budget-in-flight',
     });
+  });
+
+  it('holds the key longer after each request in a row that got no response: no probe loop', async () => {
+    const sentAt: number[] = [];
+    const fetch = (request: Request) => {
+      sentAt.push(Date.now());
+      return new Promise<Response>((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+      );
+    };
+    const client = clientWith(fetch, { timeoutMs: 50, maxRetries: 0 });
+    const calls = Array.from({ length: 6 }, () => client.listPets().catch((e: unknown) => e));
+    await finish(calls);
+    // 50 ms each, then 100, 200, 400, 800, 1600 ms of cooldown between them.
+    const gaps = sentAt.slice(1).map((at, i) => at - sentAt[i]!);
+    expect(gaps).toEqual([150, 250, 450, 850, 1650]);
   });
 
   it('tells the store how long a lease may live: timeoutMs and a margin', async () => {

@@ -118,6 +118,9 @@ export class MemoryQuotaStore implements QuotaStore {
       for (const known of bucket.windows.values())
         known.remaining = Math.max(0, known.remaining - 1);
     }
+    if (status === 0 && cooldownMs) {
+      bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + cooldownMs);
+    }
     if (status === 429) {
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + (cooldownMs ?? 0));
       // After a cooldown one request goes first, even when the budget is invisible.

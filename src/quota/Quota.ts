@@ -2,7 +2,7 @@ import { onAbort } from '../abort.js';
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
 import { MAX_TIMER_MS } from '../sleep.js';
-import { HORIZON_MS } from '../timing.js';
+import { BACKOFF_CAP_MS, BACKOFF_FLOOR_MS, HORIZON_MS } from '../timing.js';
 import { waitToTake } from '../waits.js';
 import { MemoryQuotaStore } from './MemoryQuotaStore.js';
 import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
@@ -107,6 +107,8 @@ export class Quota {
   readonly #store: QuotaStore;
   #bucket: string | Promise<string>;
   readonly #onError: (error: unknown) => void;
+  /** Requests in a row that got no response. */
+  #silent = 0;
 
   /** `onError` hears of a store that failed to record a response or a release. */
   constructor(
@@ -247,6 +249,16 @@ export class Quota {
    * arrived, and the service may have acted on it.
    */
   async observe(lease: string, observation: Observation): Promise<void> {
+    // Requests that get no response (timeoutMs below the service's latency,
+    // say) must not turn into a loop of probes: each one in a row holds the
+    // key a little longer, 100 ms doubling up to 8 s, until a response comes.
+    if (observation.status === 0) {
+      this.#silent++;
+      const cooldownMs = Math.min(BACKOFF_FLOOR_MS * 2 ** (this.#silent - 1), BACKOFF_CAP_MS);
+      observation = { ...observation, cooldownMs };
+    } else {
+      this.#silent = 0;
+    }
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       await this.#store.observe(bucket, lease, observation);

@@ -47,7 +47,7 @@ export interface Observation {
    * be used are not this: the request is counted against the known windows.
    */
   readonly blind?: boolean | undefined;
-  /** For a 429: how long nobody may send, from now. */
+  /** For a 429, or a request that got no response: how long nobody may send, from now. */
   readonly cooldownMs?: number | undefined;
 }
 

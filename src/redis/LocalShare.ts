@@ -1,5 +1,6 @@
 import { MemoryQuotaStore } from '../quota/MemoryQuotaStore.js';
 import type { Admission, Observation } from '../quota/store.js';
+import type { WindowReport } from '../timing.js';
 
 interface Share {
   readonly limit: number;
@@ -12,8 +13,6 @@ interface Share {
   allowance: number;
 }
 
-// While its part of a window is nothing, a process looks again this often.
-const NOTHING_LEFT_MS = 1_000;
 // Windows remembered for buckets nobody used lately are swept beyond this many.
 const MAX_SHARES = 256;
 
@@ -113,8 +112,11 @@ export class LocalShare {
       this.#shares.set(bucket, share);
     }
     if (share && share.allowance <= 0) {
-      const waitMs = Number.isFinite(share.resetAt) ? share.resetAt - now : NOTHING_LEFT_MS;
-      return { reason: 'budget-exhausted', waitMs };
+      // A window not seen yet has no known end: the hold is untimed, so a
+      // call waits at most its maxRetryDelayMs for Redis to come back.
+      return Number.isFinite(share.resetAt)
+        ? { reason: 'budget-exhausted', waitMs: share.resetAt - now }
+        : { reason: 'budget-exhausted' };
     }
     return undefined;
   }
@@ -157,6 +159,18 @@ export class LocalShare {
     for (const [bucket, share] of this.#shares) {
       if (share.resetAt <= now) this.#shares.delete(bucket);
     }
+  }
+
+  /** The windows this process saw that have not reset, to tell Redis once it is back. */
+  reports(): Array<[bucket: string, window: WindowReport]> {
+    const now = this.#now();
+    const reports: Array<[string, WindowReport]> = [];
+    for (const [bucket, { limit, remaining, resetId, resetAt }] of this.#shares) {
+      if (Number.isFinite(resetAt) && resetAt > now) {
+        reports.push([bucket, { limit, remaining, resetId, resetInMs: resetAt - now }]);
+      }
+    }
+    return reports;
   }
 
   release(bucket: string, lease: string): Promise<void> {

@@ -191,6 +191,10 @@ export class RedisQuotaStore implements QuotaStore {
       if (wasDown) {
         this.#downUntil = 0;
         this.#settlingUntil = Date.now() + RETRY_MS + 2 * this.#timeoutMs;
+        // What this process saw while Redis was lost tightens what Redis remembers.
+        for (const [bucket, window] of this.#local.reports()) {
+          this.#report(bucket, '', { status: 200, window }).catch(() => undefined);
+        }
         this.#logger.warn(
           '[animal-store] Redis answers again: the quota is shared by every process again.',
         );
@@ -222,9 +226,9 @@ export class RedisQuotaStore implements QuotaStore {
   async admit(bucket: string, request?: AdmitRequest): Promise<Admission> {
     // A lease lives at least a second and at most a day, whatever it is asked.
     const asked = Number(request?.leaseMs);
-    const leaseMs = Number.isFinite(asked)
-      ? Math.min(Math.max(Math.ceil(asked), 1_000), HORIZON_MS)
-      : DEFAULT_LEASE_MS;
+    const leaseMs = Number.isNaN(asked)
+      ? DEFAULT_LEASE_MS
+      : Math.min(Math.max(Math.ceil(asked), 1_000), HORIZON_MS);
     try {
       const admission = await this.#shared(() => this.#admit(bucket, leaseMs));
       if (!('lease' in admission) || Date.now() >= this.#settlingUntil) return admission;
@@ -271,26 +275,39 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
-    const { status, window, blind, cooldownMs } = observation;
     const local = lease.startsWith(LOCAL);
     // What this process saw also teaches its local share, should Redis fail.
     const lost = this.#downUntil > 0 || this.#closed;
     await this.#local.observe(bucket, local ? lease.slice(1) : lease, observation, { local, lost });
-    await this.#shared(() =>
-      this.#run(SCRIPTS.observe, bucket, [
-        lease,
-        String(status),
-        window ? String(window.limit) : '',
-        window ? String(window.remaining) : '',
-        window ? String(window.resetId) : '',
-        window ? String(Math.max(0, Math.round(window.resetInMs))) : '',
-        blind ? '1' : '0',
-        String(Math.max(0, Math.ceil(cooldownMs ?? 0))),
-        this.#channel(bucket),
-      ]),
-    ).catch((error: unknown) => {
+    await this.#shared(() => this.#report(bucket, lease, observation)).catch((error: unknown) => {
       if (!(error instanceof RedisUnavailable)) throw error;
     });
+  }
+
+  /** Runs the observe script; its answer also keeps the count of processes fresh. */
+  async #report(bucket: string, lease: string, observation: Observation): Promise<void> {
+    const { status, window, blind, cooldownMs } = observation;
+    const reply = await this.#run(SCRIPTS.observe, bucket, [
+      lease,
+      String(status),
+      window ? String(window.limit) : '',
+      window ? String(window.remaining) : '',
+      window ? String(window.resetId) : '',
+      window ? String(Math.max(0, Math.round(window.resetInMs))) : '',
+      blind ? '1' : '0',
+      String(Math.max(0, Math.ceil(cooldownMs ?? 0))),
+      this.#channel(bucket),
+      this.#id,
+    ]);
+    const [members, index] = Array.isArray(reply) ? reply.map(Number) : [];
+    if (
+      Number.isSafeInteger(members) &&
+      Number.isSafeInteger(index) &&
+      index! >= 0 &&
+      index! < members!
+    ) {
+      this.#local.counted(members!, index!);
+    }
   }
 
   async release(bucket: string, lease: string): Promise<void> {

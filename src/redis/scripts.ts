@@ -159,7 +159,8 @@ return { 1, lease, members, index }
 
 /**
  * ARGV: lease, status, limit, remaining, resetId, resetInMs (the last four ''
- * without a window), blind (0/1), cooldownMs, wake channel.
+ * without a window), blind (0/1), cooldownMs, wake channel, store.
+ * Reply: {members, index}, as the admission's.
  */
 const OBSERVE = `${PRELUDE}
 local lease, status = ARGV[1], tonumber(ARGV[2])
@@ -192,15 +193,20 @@ else
     redis.call('HSET', S, k, fmt(math.max(0, w[1] - 1)) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
 end
-if status == 429 then
+if status == 429 or (status == 0 and cooldownMs > 0) then
   redis.call('HSET', S, 'cooldown', fmt(math.max(cooldown, now + cooldownMs)))
-  redis.call('HSET', S, 'known', '0')
 end
+if status == 429 then redis.call('HSET', S, 'known', '0') end
 redis.call('ZREM', L, lease)
 if redis.call('HGET', S, 'probe') == lease then redis.call('HDEL', S, 'probe') end
 wake(channel)
 touch()
-return 1
+local members, index = 0, 0
+for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
+  members = members + 1
+  if id < ARGV[10] then index = index + 1 end
+end
+return { members, index }
 `;
 
 /** ARGV: lease, wake channel. */
