@@ -1,4 +1,21 @@
+import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
+import { noticesPlugin } from './build/notices.js';
+
+const root = fileURLToPath(new URL('.', import.meta.url));
+const notices = noticesPlugin(root);
+
+// CommonJS has no top-level await: its mock entry loads msw through
+// `msw.cjs.ts`, which requires it synchronously, instead of `msw.ts`.
+const mswForCommonJs: Plugin = {
+  name: 'msw-for-commonjs',
+  setup(build) {
+    build.onResolve({ filter: /^\.\/msw\.js$/ }, (args) => ({
+      path: `${args.resolveDir}/msw.cjs.ts`,
+    }));
+  },
+};
 
 const library: Options = {
   entry: { index: 'src/index.ts', mock: 'src/mock/index.ts' },
@@ -13,6 +30,7 @@ const library: Options = {
   // with require() on every Node 20.
   noExternal: ['p-retry', 'is-network-error', 'zod', 'openapi-fetch'],
   treeshake: true,
+  esbuildPlugins: [notices],
 };
 
 export default defineConfig([
@@ -21,7 +39,12 @@ export default defineConfig([
   // page's initial load and importing the SDK does not parse it.
   { ...library, format: ['esm'], splitting: true },
   // CJS stays one file per entry; Zod's module there runs only on first use.
-  { ...library, format: ['cjs'], splitting: false },
+  {
+    ...library,
+    format: ['cjs'],
+    splitting: false,
+    esbuildPlugins: [notices, mswForCommonJs],
+  },
   // The Redis store is built on its own, so that the main entry shares no
   // chunk with it and still loads as one file.
   { ...library, entry: { redis: 'src/redis/index.ts' }, format: ['esm', 'cjs'], splitting: false },
@@ -33,5 +56,6 @@ export default defineConfig([
     platform: 'node',
     splitting: false,
     removeNodeProtocol: false,
+    esbuildPlugins: [notices],
   },
 ]);

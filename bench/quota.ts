@@ -46,7 +46,8 @@ async function run(
   callsEach: number,
 ): Promise<QuotaRun> {
   const statuses: number[] = [];
-  const counting = async (request: Request) => {
+  const counting = async (url: string, init: RequestInit) => {
+    const request = new Request(url, init);
     const response = await fetch(request);
     statuses.push(response.status);
     return response;

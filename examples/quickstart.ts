@@ -33,7 +33,8 @@ const onRetry = (info: RetryInfo) => {
 };
 // Counts what the service answered, to show that held calls meet no 429.
 const statuses: number[] = [];
-const counting = async (request: Request) => {
+const counting = async (url: string, init: RequestInit) => {
+  const request = new Request(url, init);
   const response = await fetch(request);
   statuses.push(response.status);
   return response;

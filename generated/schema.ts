@@ -55,37 +55,90 @@ export interface components {
     schemas: {
         /**
          * @description Availability status.
+         * @example available
          * @enum {string}
          */
         PetStatus: "available" | "pending" | "sold";
-        /** @description Request body for creating an animal. */
+        /**
+         * @description Request body for creating an animal.
+         * @example {
+         *       "name": "Rex",
+         *       "categoryId": 3,
+         *       "status": "available"
+         *     }
+         */
         NewPet: {
-            /** @description The animal's name. */
+            /**
+             * @description The animal's name.
+             * @example Rex
+             */
             name: string;
             /**
              * Format: int64
              * @description Identifier of the category the animal belongs to.
+             * @example 3
              */
             categoryId: number;
             status?: components["schemas"]["PetStatus"];
         };
-        /** @description An animal; all fields of NewPet plus the identifier the service assigned. */
+        /**
+         * @description An animal; all fields of NewPet plus the identifier the service assigned.
+         * @example {
+         *       "id": 1,
+         *       "name": "Rex",
+         *       "categoryId": 3,
+         *       "status": "available"
+         *     }
+         */
         Pet: components["schemas"]["NewPet"] & {
             /**
              * Format: int64
              * @description Unique identifier, assigned by the service on creation.
+             * @example 1
              */
             id: number;
         };
-        /** @description A list of animals. */
+        /**
+         * @description A list of animals.
+         * @example [
+         *       {
+         *         "id": 1,
+         *         "name": "Rex",
+         *         "categoryId": 3,
+         *         "status": "available"
+         *       },
+         *       {
+         *         "id": 2,
+         *         "name": "Tom",
+         *         "categoryId": 1,
+         *         "status": "available"
+         *       }
+         *     ]
+         */
         Pets: components["schemas"]["Pet"][];
-        /** @description Body of every error response. */
+        /**
+         * @description Body of every error response.
+         * @example {
+         *       "code": "not_found",
+         *       "message": "no animal has id 42",
+         *       "status": 404
+         *     }
+         */
         Error: {
-            /** @description Machine-readable error code. */
+            /**
+             * @description Machine-readable error code.
+             * @example not_found
+             */
             code: string;
-            /** @description Human-readable description. */
+            /**
+             * @description Human-readable description.
+             * @example no animal has id 42
+             */
             message: string;
-            /** @description The HTTP status code of the response. */
+            /**
+             * @description The HTTP status code of the response.
+             * @example 404
+             */
             status: number;
         };
     };
@@ -99,6 +152,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "bad_request",
+                 *       "message": "categoryId is required",
+                 *       "status": 400
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -111,6 +171,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "unauthorized",
+                 *       "message": "the API key is missing or invalid",
+                 *       "status": 401
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -123,6 +190,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "not_found",
+                 *       "message": "no animal has id 42",
+                 *       "status": 404
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
@@ -136,27 +210,55 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "rate_limited",
+                 *       "message": "rate limit of 60 requests exceeded",
+                 *       "status": 429
+                 *     }
+                 */
                 "application/json": components["schemas"]["Error"];
             };
         };
     };
     parameters: {
-        /** @description Maximum number of animals returned. */
+        /**
+         * @description Maximum number of animals returned.
+         * @example 50
+         */
         limit: number;
-        /** @description Filters by availability; no filter when omitted. */
+        /**
+         * @description Filters by availability; no filter when omitted.
+         * @example available
+         */
         status: components["schemas"]["PetStatus"];
-        /** @description Identifier of the animal. */
+        /**
+         * @description Identifier of the animal.
+         * @example 1
+         */
         petId: number;
     };
     requestBodies: never;
     headers: {
-        /** @description Request limit that applies. */
+        /**
+         * @description Request limit that applies.
+         * @example 60
+         */
         "X-RateLimit-Limit": number;
-        /** @description Requests left. */
+        /**
+         * @description Requests left.
+         * @example 59
+         */
         "X-RateLimit-Remaining": number;
-        /** @description Unix timestamp (seconds) at which the limit resets. */
+        /**
+         * @description Unix timestamp (seconds) at which the limit resets.
+         * @example 1795435260
+         */
         "X-RateLimit-Reset": number;
-        /** @description When the client may retry. Its format and unit are not shown by the interface document. */
+        /**
+         * @description When the client may retry. Its format and unit are not shown by the interface document.
+         * @example 30
+         */
         "Retry-After": string;
     };
     pathItems: never;
@@ -166,9 +268,15 @@ export interface operations {
     listPets: {
         parameters: {
             query?: {
-                /** @description Maximum number of animals returned. */
+                /**
+                 * @description Maximum number of animals returned.
+                 * @example 50
+                 */
                 limit?: components["parameters"]["limit"];
-                /** @description Filters by availability; no filter when omitted. */
+                /**
+                 * @description Filters by availability; no filter when omitted.
+                 * @example available
+                 */
                 status?: components["parameters"]["status"];
             };
             header?: never;
@@ -228,7 +336,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identifier of the animal. */
+                /**
+                 * @description Identifier of the animal.
+                 * @example 1
+                 */
                 petId: components["parameters"]["petId"];
             };
             cookie?: never;

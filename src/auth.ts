@@ -3,10 +3,15 @@ import { AnimalStoreError } from './errors/AnimalStoreError.js';
 /** Environment variable read when no `apiKey` option is given. */
 export const API_KEY_ENV = 'ANIMAL_STORE_API_KEY';
 
-function fromEnvironment(): string | undefined {
+/** An environment variable where `process` exists (Node, Bun, Deno); `undefined` elsewhere or when empty. */
+export function readEnv(name: string): string | undefined {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
     ?.env;
-  return env?.[API_KEY_ENV];
+  return env?.[name] || undefined;
+}
+
+function fromEnvironment(): string | undefined {
+  return readEnv(API_KEY_ENV);
 }
 
 function describeBadCharacter(key: string): string | undefined {

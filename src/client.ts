@@ -1,16 +1,18 @@
 import { resolveApiKey } from './auth.js';
 import { CallContext } from './call/context.js';
 import { OPERATIONS } from './call/operations.js';
-import { runCall } from './call/run.js';
+import { runCall, runCallWithResponse } from './call/run.js';
 import { Transport } from './call/transport.js';
 import { warnDeprecatedOnce } from './deprecation.js';
 import { AnimalStoreError } from './errors/AnimalStoreError.js';
 import { LevelLogger } from './logger.js';
+import type { WithResponse } from './observe.js';
 import {
   type ClientOptions,
   checkBytes,
   checkDuration,
   checkHeaders,
+  checkHooks,
   checkLogger,
   checkLogLevel,
   checkMaxRetries,
@@ -117,8 +119,39 @@ export class PetsClient {
       maxResponseBytes,
       log,
       onRetry: options.onRetry,
+      hooks: checkHooks(options.hooks),
+      tracing: options.tracing,
+    });
+    const context = this.#context;
+    this.withResponse = Object.freeze({
+      listPets: (params: ListPetsParams = {}, options: RequestOptions = {}) =>
+        runCallWithResponse(context, OPERATIONS.listPets, params, options),
+      createPet: (pet: NewPet, options: RequestOptions = {}) =>
+        runCallWithResponse(context, OPERATIONS.createPet, pet, options),
+      getPet: (petId: number, options: RequestOptions = {}) => {
+        this.#warnGetPet();
+        return runCallWithResponse(context, OPERATIONS.getPet, petId, options);
+      },
     });
   }
+
+  /**
+   * The same methods, resolving to the validated data together with the
+   * response it came from: `{ data, response: { status, headers, rateLimit, attempts } }`.
+   * Calls made through the plain methods pay nothing for it.
+   *
+   * @example
+   * ```ts
+   * const { data: pets, response } = await client.withResponse.listPets({ limit: 10 });
+   * console.log(response.status, response.headers.get('x-ratelimit-remaining'), pets.length);
+   * ```
+   */
+  readonly withResponse: {
+    listPets(params?: ListPetsParams, options?: RequestOptions): Promise<WithResponse<Pet[]>>;
+    createPet(pet: NewPet, options?: RequestOptions): Promise<WithResponse<Pet>>;
+    /** @deprecated The service removes `GET /pets/{petId}` on 2030-12-05. Use `listPets({ status })` instead. */
+    getPet(petId: number, options?: RequestOptions): Promise<WithResponse<Pet>>;
+  };
 
   /** The last `X-RateLimit-*` values the service sent, or `undefined` before any response. */
   get rateLimit(): RateLimitInfo | undefined {
@@ -162,13 +195,17 @@ export class PetsClient {
    * @throws {RequestValidationError} when `petId` is not a safe integer (nothing is sent).
    */
   getPet(petId: number, options: RequestOptions = {}): Promise<Pet> {
+    this.#warnGetPet();
+    return runCall(this.#context, OPERATIONS.getPet, petId, options);
+  }
+
+  #warnGetPet(): void {
     if (this.#deprecationWarnings) {
       warnDeprecatedOnce(
         'ANIMAL_STORE_GET_PET_DEPRECATED',
         'PetsClient.getPet (GET /pets/{petId}) is deprecated and will be removed on 2030-12-05; use listPets({ status }) instead.',
       );
     }
-    return runCall(this.#context, OPERATIONS.getPet, petId, options);
   }
 
   /** A summary without secrets. */

@@ -17,6 +17,16 @@ export { TimeoutError } from './errors/TimeoutError.js';
 export type { ValidationIssue } from './errors/ValidationIssue.js';
 export type { Logger, LogLevel } from './logger.js';
 export type {
+  AfterResponseContext,
+  BeforeRequestContext,
+  ErrorContext,
+  Hooks,
+  ResponseInfo,
+  TracerProviderLike,
+  TracingOptions,
+  WithResponse,
+} from './observe.js';
+export type {
   ClientOptions,
   OperationName,
   RequestOptions,

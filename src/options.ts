@@ -1,7 +1,12 @@
+import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
 import { AnimalStoreError } from './errors/AnimalStoreError.js';
 import { isLogLevel, type Logger, type LogLevel } from './logger.js';
+import type { Hooks, TracingOptions } from './observe.js';
 import type { HoldReason, QuotaStore } from './quota/store.js';
+
+/** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
+export const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
 
 /** Name of a client method, as reported to `onRetry`. */
 export type OperationName = 'listPets' | 'createPet' | 'getPet';
@@ -52,8 +57,10 @@ export interface ClientOptions {
    */
   environment?: Environment | undefined;
   /**
-   * Base address of the service, ending in `/v1`; overrides `environment`.
-   * Plain `http://` is accepted only for loopback hosts unless `allowInsecureHttp` is set.
+   * Base address of the service, ending in `/v1`: the address your account
+   * was given. Overrides `environment`. Plain `http://` is accepted only for
+   * loopback hosts unless `allowInsecureHttp` is set.
+   * @default process.env.ANIMAL_STORE_BASE_URL when neither `baseUrl` nor `environment` is given, else the environment's address
    * @example 'http://127.0.0.1:4010/v1'
    */
   baseUrl?: string | undefined;
@@ -82,14 +89,27 @@ export interface ClientOptions {
    */
   maxResponseBytes?: number | undefined;
   /**
-   * The `fetch` to send requests with.
+   * The `fetch` to send requests with. It is called as the platform's would
+   * be: `fetch(url, init)`, with `url` a string and `init` a plain object
+   * (`method`, `headers` as a plain object holding `authorization`, `body`,
+   * `signal`, `redirect: 'manual'`), so a wrapper such as
+   * `(input, init) => fetch(input, { ...init, headers: { ...init?.headers, 'x-trace': id } })`
+   * keeps the key.
    * @default globalThis.fetch
    */
-  fetch?: ((input: Request, init?: RequestInit) => Promise<Response>) | undefined;
+  fetch?: ((input: string, init: RequestInit) => Promise<Response>) | undefined;
   /** Extra headers sent with every request. `Authorization` is reserved for the key. */
   headers?: Record<string, string> | undefined;
   /** Called before every wait (between attempts, and before a held request is sent), to see and log each decision. */
   onRetry?: ((info: RetryInfo) => void) | undefined;
+  /** Functions called before each request, after each response, before each wait and when a call fails. */
+  hooks?: Hooks | undefined;
+  /**
+   * OpenTelemetry tracing: one span per call, with an event per retry and
+   * hold. On when `@opentelemetry/api` has a registered tracer provider, or
+   * when one is passed here; `false` turns it off.
+   */
+  tracing?: TracingOptions | false | undefined;
   /**
    * Where the key's budget lives. By default, one in-memory store per process,
    * so that clients with the same key and base URL share one budget and one
@@ -136,6 +156,8 @@ export interface RequestOptions {
   timeoutMs?: number | undefined;
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number | undefined;
+  /** Headers for this call, over the client's. `Authorization` is reserved for the key. */
+  headers?: Record<string, string> | undefined;
 }
 
 /** The defaults, in one place. */
@@ -152,11 +174,19 @@ function fail(message: string): never {
   throw new AnimalStoreError(message);
 }
 
+/** A value as a message quotes it: a string shows as one, so that `'3'` is not mistaken for `3`. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null)
+    return String(value);
+  return typeof value === 'function' ? 'a function' : `a value of type ${typeof value}`;
+}
+
 /** Checks a retry count; `where` names the option in the message. */
 export function checkMaxRetries(value: unknown, where: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
     fail(
-      `Invalid ${where}: expected a whole number of retries ≥ 0 (0 disables retries), got ${String(value)}.`,
+      `Invalid ${where}: expected a whole number of retries ≥ 0 (0 disables retries), got ${describeValue(value)}.`,
     );
   }
   return value;
@@ -165,7 +195,7 @@ export function checkMaxRetries(value: unknown, where: string): number {
 /** Checks a size in bytes. */
 export function checkBytes(value: unknown, where: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    fail(`Invalid ${where}: expected a whole number of bytes ≥ 1, got ${String(value)}.`);
+    fail(`Invalid ${where}: expected a whole number of bytes ≥ 1, got ${describeValue(value)}.`);
   }
   return value;
 }
@@ -174,7 +204,7 @@ export function checkBytes(value: unknown, where: string): number {
 export function checkDuration(value: unknown, where: string, min: number): number {
   if (typeof value !== 'number' || Number.isNaN(value) || value < min) {
     fail(
-      `Invalid ${where}: expected a number of milliseconds ≥ ${min} (or Infinity), got ${String(value)}.`,
+      `Invalid ${where}: expected a number of milliseconds ≥ ${min} (or Infinity), got ${describeValue(value)}.`,
     );
   }
   return value;
@@ -191,6 +221,10 @@ function isLoopback(hostname: string): boolean {
 
 /** Resolves `baseUrl` or `environment` to a checked base address without a trailing slash. */
 export function resolveBaseUrl(options: ClientOptions): string {
+  if (options.baseUrl === undefined && options.environment === undefined) {
+    const fromEnv = readEnv(BASE_URL_ENV);
+    if (fromEnv !== undefined) return checkBaseUrl(fromEnv, BASE_URL_ENV, options);
+  }
   if (options.baseUrl === undefined) {
     const environment = options.environment ?? DEFAULTS.environment;
     if (!Object.hasOwn(environments, environment)) {
@@ -200,24 +234,30 @@ export function resolveBaseUrl(options: ClientOptions): string {
     }
     return environments[environment];
   }
+  return checkBaseUrl(options.baseUrl, 'baseUrl', options);
+}
+
+/** Checks a base address given as `where` (the option or the environment variable). */
+function checkBaseUrl(baseUrl: string, where: string, options: ClientOptions): string {
   let url: URL;
   try {
     const location = (globalThis as { location?: { href?: string } }).location?.href;
-    url = new URL(options.baseUrl, location);
+    url = new URL(baseUrl, location);
   } catch (cause) {
     throw new AnimalStoreError(
-      `Invalid baseUrl ${JSON.stringify(options.baseUrl)}: expected an absolute URL such as 'https://api.example.com/v1'.`,
+      `Invalid ${where} ${JSON.stringify(baseUrl)}: expected an absolute URL such as 'https://api.example.com/v1'.`,
       { cause },
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    fail(`Invalid baseUrl: the protocol must be https: or http:, got ${url.protocol}.`);
+    fail(`Invalid ${where}: the protocol must be https: or http:, got ${url.protocol}.`);
   }
   if (url.username || url.password) {
-    fail('Invalid baseUrl: it must not carry credentials; pass the key as apiKey.');
+    fail(`Invalid ${where}: it must not carry credentials; pass the key as apiKey.`);
   }
-  if (url.search || url.hash) {
-    fail('Invalid baseUrl: it must not carry a query or a fragment.');
+  // `…/v1?` and `…/v1#` have an empty search and hash, but keep the mark.
+  if (url.search || url.hash || /[?#]/.test(url.href)) {
+    fail(`Invalid ${where}: it must not carry a query or a fragment.`);
   }
   if (url.protocol === 'http:' && !isLoopback(url.hostname) && !options.allowInsecureHttp) {
     fail(
@@ -229,11 +269,14 @@ export function resolveBaseUrl(options: ClientOptions): string {
 }
 
 /** Checks extra headers: valid, and not `Authorization`. */
-export function checkHeaders(headers: Record<string, string> | undefined): Headers {
+export function checkHeaders(
+  headers: Record<string, string> | undefined,
+  where = 'headers',
+): Headers {
   const checked = new Headers();
   for (const [name, value] of Object.entries(headers ?? {})) {
     if (name.toLowerCase() === 'authorization') {
-      fail('Invalid headers: Authorization is set from apiKey; pass the key as apiKey instead.');
+      fail(`Invalid ${where}: Authorization is set from apiKey; pass the key as apiKey instead.`);
     }
     try {
       checked.set(name, value);
@@ -245,6 +288,17 @@ export function checkHeaders(headers: Record<string, string> | undefined): Heade
     }
   }
   return checked;
+}
+
+/** Checks the `hooks` option: each one given must be a function. */
+export function checkHooks(hooks: Hooks | undefined): Hooks | undefined {
+  for (const name of ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError'] as const) {
+    const hook = hooks?.[name];
+    if (hook !== undefined && typeof hook !== 'function') {
+      fail(`Invalid hooks.${name}: expected a function, got ${describeValue(hook)}.`);
+    }
+  }
+  return hooks;
 }
 
 /** Checks a `logger` option: `console` when absent. */

@@ -2,7 +2,8 @@
 // the meaning of anything else, for any key length and any depth of input.
 
 // A short secret counts only between characters that cannot continue a word,
-// a path, a header name or a base64 run.
+// a path, a header name or a base64 run (an `=` before it, or a `.` or `,`
+// that ends a sentence after it, do not).
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 
 /** Keys this long are redacted wherever they stand; shorter ones only as whole tokens. */
@@ -20,9 +21,15 @@ export function redact(text: string, secret: string): string {
   let from = 0;
   let at = text.indexOf(secret);
   while (at >= 0) {
+    // `key=abc123` assigns it, and `abc123.` or `abc123,` ends a sentence or an
+    // item: the key still stands alone there.
     const before = text[at - 1];
-    const after = text[at + secret.length];
-    if ((before && TOKEN_CHAR.test(before)) || (after && TOKEN_CHAR.test(after))) {
+    const end = at + secret.length;
+    const after = /[.,]/.test(text[end] ?? '') ? text[end + 1] : text[end];
+    if (
+      (before && before !== '=' && TOKEN_CHAR.test(before)) ||
+      (after && TOKEN_CHAR.test(after))
+    ) {
       at = text.indexOf(secret, at + 1);
       continue;
     }
@@ -61,7 +68,9 @@ export function redactJson(value: unknown, secret: string): unknown {
  * whose name holds it (a name can hold a token only as a long key).
  */
 export function redactHeaders(headers: Headers, secret: string): Headers {
-  const named = (name: string) => secret.length >= LONG_SECRET && name.includes(secret);
+  // Header names arrive lowercased.
+  const named = (name: string) =>
+    secret.length >= LONG_SECRET && name.includes(secret.toLowerCase());
   let leaks = false;
   for (const [name, value] of headers) {
     if (named(name) || redact(value, secret) !== value) leaks = true;
@@ -75,32 +84,52 @@ export function redactHeaders(headers: Headers, secret: string): Headers {
 }
 
 /**
- * `error`, or, when the key shows anywhere in it (message, stack, a string
- * property such as undici's raw `data`, or its causes), a plain `Error` with
- * the redacted message, name and code in its place.
+ * `error`, or, when it cannot be shown free of the key (the key in any string
+ * reachable from it, a property name, a function's name, a getter that
+ * throws, a custom inspection, or more than can be walked), a plain `Error`
+ * with the redacted message, name and code in its place.
  */
 export function redactError(error: unknown, secret: string): unknown {
-  if (!leaks(error, secret, 0)) return error;
+  if (isClean(error, secret)) return error;
   const source = error as { message?: unknown; name?: unknown; code?: unknown };
-  const clean = new Error(redact(String(source.message ?? error), secret));
+  let message: string;
+  try {
+    message = typeof source.message === 'string' ? source.message : 'an error';
+  } catch {
+    message = 'an error';
+  }
+  const clean = new Error(redact(message, secret));
   if (typeof source.name === 'string') clean.name = redact(source.name, secret);
   if (typeof source.code === 'string') Object.assign(clean, { code: redact(source.code, secret) });
   return clean;
 }
 
-function leaks(value: unknown, secret: string, depth: number): boolean {
-  if (typeof value === 'string') return redact(value, secret) !== value;
-  if (typeof value !== 'object' || value === null || depth > 4) return false;
-  const record = value as Record<string, unknown>;
-  for (const name of ['message', 'stack', ...Object.keys(record)]) {
-    const child = record[name];
-    if (
-      typeof child === 'string'
-        ? leaks(child, secret, depth)
-        : name === 'cause' && leaks(child, secret, depth + 1)
-    ) {
-      return true;
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const MOST_NODES = 2000;
+
+/** Whether nothing reachable from `value` holds the key; walked without recursion. */
+function isClean(value: unknown, secret: string): boolean {
+  const dirty = (text: string) => redact(text, secret) !== text;
+  const seen = new Set<object>();
+  const pending: unknown[] = [value];
+  try {
+    for (let node = pending.pop(), count = 0; count < MOST_NODES; node = pending.pop(), count++) {
+      if (typeof node === 'string') {
+        if (dirty(node)) return false;
+      } else if (typeof node === 'function') {
+        if (dirty(node.name)) return false;
+      } else if (typeof node === 'object' && node !== null && !seen.has(node)) {
+        seen.add(node);
+        if (INSPECT in node) return false;
+        for (const key of Reflect.ownKeys(node)) {
+          if (typeof key === 'string' ? dirty(key) : dirty(String(key.description))) return false;
+          pending.push((node as Record<PropertyKey, unknown>)[key]);
+        }
+      }
+      if (pending.length === 0) return true;
     }
+  } catch {
+    // A getter or a proxy that throws: nothing can be shown of it safely.
   }
-  return leaks(record.cause, secret, depth + 1);
+  return false;
 }

@@ -35,6 +35,8 @@ export interface ResponseTiming {
   readonly window: WindowReport | undefined;
   /** For a 429: the wait the service asks for, when it says. */
   readonly retryAfter: { readonly ms: number; readonly source: RateLimitWaitSource } | undefined;
+  /** A 429's `Retry-After` asked for more than a day (and no reset gave a wait instead). */
+  readonly retryAfterTooFar: boolean;
   /** Header values that were present but not believed, in words (for the `info` log). */
   readonly ignored: readonly string[];
 }
@@ -174,12 +176,16 @@ export function readTiming(headers: Headers, status: number, nowMs: number): Res
   const server = serverNow(headers, nowMs, ignored);
   const read = readWindow(headers, server, ignored);
   let retryAfter: ResponseTiming['retryAfter'];
+  let tooFar = false;
   if (status === 429) {
     const raw = headers.get('retry-after');
     const ms = parseRetryAfter(raw, server);
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
     else {
-      if (ms !== undefined) ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);
+      if (ms !== undefined) {
+        ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);
+        tooFar = true;
+      }
       const untilReset = read?.window.resetInMs;
       if (untilReset !== undefined && untilReset > 0) {
         retryAfter = { ms: untilReset, source: 'rate-limit-reset' };
@@ -191,5 +197,12 @@ export function readTiming(headers: Headers, status: number, nowMs: number): Res
     headers.has('x-ratelimit-limit') ||
     headers.has('x-ratelimit-remaining') ||
     headers.has('x-ratelimit-reset');
-  return { rateLimitHeaders, rateLimit: read?.info, window: read?.window, retryAfter, ignored };
+  return {
+    rateLimitHeaders,
+    rateLimit: read?.info,
+    window: read?.window,
+    retryAfter,
+    ignored,
+    retryAfterTooFar: tooFar && !retryAfter,
+  };
 }

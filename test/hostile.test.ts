@@ -9,10 +9,12 @@ import {
   AuthenticationError,
   ConnectionError,
   PetsClient,
+  RateLimitError,
   RequestValidationError,
   ResponseValidationError,
   ServerError,
 } from '../src/index.js';
+import { redact } from '../src/redact.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
 
 // What hostile or broken servers and callers try, each point of the SDK's
@@ -490,3 +492,116 @@ describe('smaller ones', () => {
     );
   });
 });
+
+describe('redaction, third round (0.2.0 attack)', () => {
+  const KEY = 'sk_live_SECRET123456789';
+  const shown = (error: unknown) =>
+    [JSON.stringify(error), inspect(error, { depth: 20, showHidden: true }), String(error)].join(
+      '\n',
+    );
+
+  it('drops a header whose name holds a key with capitals (names arrive lowercased)', async () => {
+    const stub = scriptedFetch(
+      new Response('{}', { status: 401, headers: { [`x-echo-${KEY}`]: '1', 'x-plain': 'ok' } }),
+    );
+    const error = await clientWith(stub.fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(shown(error).toLowerCase()).not.toContain(KEY.toLowerCase());
+    expect((error as AuthenticationError).headers.get('x-plain')).toBe('ok');
+  });
+
+  it('replaces a cause that carries the key anywhere, however it is hidden', async () => {
+    const request = new Request('http://127.0.0.1:1/v1/pets', {
+      headers: { authorization: `Bearer ${KEY}` },
+    });
+    const nested: Record<string, unknown> = {};
+    let at = nested;
+    for (let i = 0; i < 8; i++) at = at.next = {};
+    at.token = KEY;
+    const causes: unknown[] = [
+      Object.assign(new TypeError('fetch failed'), {
+        request,
+        config: { headers: { Authorization: `Bearer ${KEY}` } },
+      }),
+      new AggregateError([new Error(`bad ${KEY}`)], 'several'),
+      Object.assign(new Error('deep'), { detail: nested }),
+      Object.assign(new Error('listed'), { list: ['x', KEY] }),
+      Object.assign(new Error('symbol'), { [Symbol('s')]: KEY }),
+      Object.assign(new Error('inspect'), {
+        [Symbol.for('nodejs.util.inspect.custom')]: () => KEY,
+      }),
+      { toString: () => KEY },
+      Object.defineProperty(new Error('getter'), 'secret', {
+        get() {
+          throw new Error(KEY);
+        },
+        enumerable: true,
+      }),
+    ];
+    for (const cause of causes) {
+      const error = await clientWith(
+        async () => {
+          throw cause;
+        },
+        {
+          apiKey: KEY,
+          maxRetries: 0,
+        },
+      )
+        .listPets()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect(shown(error)).not.toContain(KEY);
+    }
+    // A clean cause is kept as it is.
+    const clean = Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } });
+    const error = (await clientWith(scriptedFetch(clean).fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e)) as ConnectionError;
+    expect(error.cause).toBe(clean);
+  });
+
+  it('redacts a short key that ends a sentence or follows =', async () => {
+    const key = 'abc123';
+    const stub = scriptedFetch(
+      json(
+        {
+          code: 'bad_key',
+          message: `Invalid key ${key}. Sent key=${key}, then ${key}`,
+          status: 401,
+        },
+        401,
+      ),
+    );
+    const error = (await clientWith(stub.fetch, { apiKey: key, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e)) as AuthenticationError;
+    expect(error.body?.message).toBe(
+      'Invalid key [redacted]. Sent key=[redacted], then [redacted]',
+    );
+    // Still left alone inside words, paths and base64 runs.
+    expect(redactShort('abc123def /abc123/ xabc123 abc123.json')).toBe(
+      'abc123def /abc123/ xabc123 abc123.json',
+    );
+  });
+});
+
+describe('a 429 asking for more than a day (0.2.0 attack)', () => {
+  it('is not retried, and says why', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '99999999999' })).thenAlways(
+      json([rex]),
+    );
+    const error = (await clientWith(stub.fetch, { maxRetries: 2 })
+      .listPets()
+      .catch((e: unknown) => e)) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.message).toContain('asks to wait more than a day');
+    expect(stub.received).toHaveLength(1);
+  });
+});
+
+function redactShort(text: string): string {
+  return redact(text, 'abc123');
+}

@@ -1,6 +1,15 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { PetsClient, RateLimitError, type RetryInfo } from '../src/index.js';
-import { SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
+import { NotFoundError, PetsClient, RateLimitError, type RetryInfo } from '../src/index.js';
+import { MockServerOptionError, SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
+
+const cli = new URL('../dist/mock-cli.js', import.meta.url).pathname;
+const runCli = (args: string[]) =>
+  promisify(execFile)(process.execPath, [cli, ...args], { encoding: 'utf8', timeout: 20_000 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
 
 describe('loopback mock server', () => {
   it('holds concurrent calls within the budget, so none meets a 429 (real clock)', async () => {
@@ -23,8 +32,8 @@ describe('loopback mock server', () => {
         baseUrl: mock.url,
         onRetry: (i) => retries.push(i),
         logLevel: 'off',
-        fetch: async (request) => {
-          const response = await fetch(request);
+        fetch: async (url, init) => {
+          const response = await fetch(url, init);
           statuses.push(response.status);
           return response;
         },
@@ -88,6 +97,91 @@ describe('loopback mock server', () => {
       expect(second.url).toBe(`http://127.0.0.1:${port}/v1`);
     } finally {
       await second.close();
+    }
+  });
+
+  it('answers only under its base path, as the service does', async () => {
+    const server = await startMockServer({ seed: SAMPLE_PETS });
+    try {
+      const origin = new URL(server.url).origin;
+      for (const path of ['/pets', '/v1x/pets', '/', '/pets/1']) {
+        const response = await fetch(`${origin}${path}`, {
+          headers: { authorization: 'Bearer k' },
+        });
+        expect(response.status, path).toBe(404);
+        const body = (await response.json()) as { code: string; message: string };
+        expect(body.code).toBe('not_found');
+        expect(body.message).toContain(`pass baseUrl ${server.url}`);
+      }
+      const trace = await fetch(`${server.url}/pets`, { method: 'PUT', body: '{}' });
+      expect(trace.status).toBe(405);
+      // A client whose baseUrl lacks /v1 fails in tests as it would in production.
+      const wrong = new PetsClient({ apiKey: 'k', baseUrl: origin });
+      await expect(wrong.listPets()).rejects.toBeInstanceOf(NotFoundError);
+      const right = new PetsClient({ apiKey: 'k', baseUrl: server.url });
+      expect(await right.listPets()).toHaveLength(SAMPLE_PETS.length);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('refuses a host that is not loopback and a port that is not one', async () => {
+    for (const host of [
+      '0.0.0.0',
+      '::',
+      '192.168.1.10',
+      'example.com',
+      '',
+      '127.0.0.256',
+      '127.1',
+    ]) {
+      await expect(startMockServer({ host })).rejects.toThrow(MockServerOptionError);
+    }
+    await expect(startMockServer({ host: '0.0.0.0' })).rejects.toThrow(/loopback address/);
+    for (const port of [-1, 65536, 1.5, Number.NaN, '4010' as unknown as number]) {
+      await expect(startMockServer({ port })).rejects.toThrow(/port must be an integer/);
+    }
+    await expect(startMockServer({ port: '4010' as unknown as number })).rejects.toThrow(
+      'the string "4010"',
+    );
+  });
+});
+
+describe('animal-store-mock on the command line', () => {
+  it('explains a bad --port, --host, plan or option without a stack trace', async () => {
+    for (const [args, message] of [
+      [
+        ['--port', 'abc'],
+        '--port must be an integer from 0 to 65535 (0 picks a free one); got "abc"',
+      ],
+      [
+        ['--port', '1.5'],
+        '--port must be an integer from 0 to 65535 (0 picks a free one); got "1.5"',
+      ],
+      [
+        ['--port', '70000'],
+        '--port must be an integer from 0 to 65535 (0 picks a free one); got "70000"',
+      ],
+      [['--host', '0.0.0.0'], '--host must be a loopback address'],
+      [['--plan', 'gold'], 'unknown plan "gold"'],
+      [['--colour'], "Unknown option '--colour'"],
+    ] as const) {
+      const result = await runCli([...args]);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain(message);
+      expect(result.stderr).toContain('Usage: animal-store-mock');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('says when the port is taken', async () => {
+    const taken = await startMockServer();
+    try {
+      const result = await runCli(['--port', new URL(taken.url).port]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('is in use');
+    } finally {
+      await taken.close();
     }
   });
 });

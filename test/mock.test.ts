@@ -137,3 +137,29 @@ describe('rate limiting', () => {
     expect((await get('b')).status).toBe(200);
   });
 });
+
+describe('msw missing', () => {
+  it('is told apart from a dependency of msw that is missing, whatever the path', async () => {
+    const { isMswMissing } = await import('../src/mock/msw-missing.js');
+    expect(
+      isMswMissing({
+        code: 'ERR_MODULE_NOT_FOUND',
+        message: "Cannot find package 'msw' imported from /app/x.js",
+      }),
+    ).toBe(true);
+    expect(
+      isMswMissing({
+        code: 'MODULE_NOT_FOUND',
+        message: "Cannot find module 'msw'\nRequire stack:",
+      }),
+    ).toBe(true);
+    expect(
+      isMswMissing({
+        code: 'ERR_MODULE_NOT_FOUND',
+        message:
+          "Cannot find package 'graphql' imported from /tmp/'msw'/node_modules/msw/lib/core/index.mjs",
+      }),
+    ).toBe(false);
+    expect(isMswMissing(new Error("Cannot find package 'msw'"))).toBe(false);
+  });
+});

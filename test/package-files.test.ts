@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 describe('npm pack', () => {
@@ -11,7 +12,7 @@ describe('npm pack', () => {
     const [{ files }] = JSON.parse(out) as [{ files: { path: string }[] }];
     const paths = files.map((f) => f.path);
     const allowed =
-      /^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts|map)|spec\/openapi\.yaml|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/;
+      /^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts|map)|dist\/THIRD-PARTY-NOTICES\.md|spec\/openapi\.yaml|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/;
     expect(paths.filter((p) => !allowed.test(p))).toEqual([]);
     for (const needed of [
       'dist/index.js',
@@ -23,8 +24,47 @@ describe('npm pack', () => {
       'dist/mock.d.ts',
       'dist/mock.d.cts',
       'dist/mock-cli.js',
+      'dist/THIRD-PARTY-NOTICES.md',
     ]) {
       expect(paths).toContain(needed);
     }
+  });
+});
+
+describe('package.json', () => {
+  const root = new URL('../', import.meta.url).pathname;
+  const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as {
+    version: string;
+    repository?: { url?: string };
+    homepage?: string;
+    bugs?: { url?: string };
+    exports: Record<string, unknown>;
+    peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    dependencies?: Record<string, string>;
+  };
+
+  it('says where the code, the docs and the tracker are', () => {
+    expect(pkg.repository?.url).toMatch(/^git\+https:\/\/github\.com\/.+\.git$/);
+    expect(pkg.homepage).toMatch(/^https:\/\//);
+    expect(pkg.bugs?.url).toMatch(/^https:\/\/.+\/issues$/);
+  });
+
+  it('exports the spec, and installs nothing but the SDK', () => {
+    expect(pkg.exports['./openapi.yaml']).toBe('./spec/openapi.yaml');
+    expect(pkg.dependencies ?? {}).toEqual({});
+    for (const peer of ['msw', 'redis', 'ioredis', '@opentelemetry/api']) {
+      expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
+    }
+  });
+
+  it('tells tracers its own version', async () => {
+    const { VERSION } = await import('../src/call/context.js');
+    expect(VERSION).toBe(pkg.version);
+  });
+
+  it('has the version of the newest release in CHANGELOG.md', () => {
+    const changelog = readFileSync(`${root}CHANGELOG.md`, 'utf8');
+    const newest = /^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$/m.exec(changelog)?.[1];
+    expect(newest).toBe(pkg.version);
   });
 });

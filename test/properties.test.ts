@@ -78,7 +78,8 @@ const reply: fc.Arbitrary<Reply> = fc.oneof(
 function stubFrom(replies: Reply[]) {
   const sent: { method: string; previousStatus: number | undefined }[] = [];
   let last: number | undefined;
-  const fetch = async (input: Request) => {
+  const fetch = async (url: string, init: RequestInit) => {
+    const input = new Request(url, init);
     sent.push({ method: input.method, previousStatus: last });
     const next = replies.shift() ?? {
       kind: 'response',
@@ -127,7 +128,7 @@ async function settleWithin<T>(
     : { settled: false, elapsed: Date.now() - start };
 }
 
-const newClient = (fetch: (input: Request) => Promise<Response>) =>
+const newClient = (fetch: (url: string, init: RequestInit) => Promise<Response>) =>
   new PetsClient({
     quotaStore: new MemoryQuotaStore(),
     apiKey: KEY,

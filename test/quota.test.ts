@@ -507,7 +507,8 @@ describe('a hostile or broken server or store', () => {
       return release(bucket, lease);
     };
     let calls = 0;
-    const fetch = (request: Request) => {
+    const fetch = (url: string, init: RequestInit) => {
+      const request = new Request(url, init);
       calls++;
       // The first answers with 2 left; the second never answers.
       if (calls === 1) return Promise.resolve(json([rex], 200, limits(2)));
@@ -533,7 +534,8 @@ describe('a hostile or broken server or store', () => {
 
   it('holds the key longer after each request in a row that got no response: no probe loop', async () => {
     const sentAt: number[] = [];
-    const fetch = (request: Request) => {
+    const fetch = (url: string, init: RequestInit) => {
+      const request = new Request(url, init);
       sentAt.push(Date.now());
       return new Promise<Response>((_, reject) =>
         request.signal.addEventListener('abort', () => reject(request.signal.reason)),

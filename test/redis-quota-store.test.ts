@@ -202,7 +202,8 @@ describe('a fleet of clients sharing a key through Redis', () => {
     closers.push(() => mock.close());
     const prefix = `t:fleet:${Date.now()}:`;
     const statuses: number[] = [];
-    const counting = async (request: Request) => {
+    const counting = async (url: string, init: RequestInit) => {
+      const request = new Request(url, init);
       const response = await fetch(request);
       statuses.push(response.status);
       return response;
@@ -359,7 +360,8 @@ describe('when Redis is slow or gone', () => {
       apiKey: 'k',
       baseUrl: mock.url,
       quotaStore: store,
-      fetch: async (request: Request) => {
+      fetch: async (url: string, init: RequestInit) => {
+        const request = new Request(url, init);
         const response = await fetch(request);
         windows.push(response.headers.get('x-ratelimit-reset') ?? '?');
         return response;

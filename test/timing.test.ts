@@ -77,6 +77,7 @@ describe('readTiming', () => {
       window: undefined,
       retryAfter: undefined,
       ignored: [],
+      retryAfterTooFar: false,
     });
   });
 
@@ -134,6 +135,11 @@ describe('the credible horizon (a day)', () => {
     const timing = readTiming(headers, 429, now);
     expect(timing.retryAfter).toEqual({ ms: 4000, source: 'rate-limit-reset' });
     expect(timing.ignored).toEqual([expect.stringMatching(/^Retry-After .*more than a day/)]);
+    // The reset gave a wait: the call may be retried at it.
+    expect(timing.retryAfterTooFar).toBe(false);
+    const alone = readTiming(new Headers({ 'retry-after': '99999999999' }), 429, now);
+    expect(alone.retryAfter).toBeUndefined();
+    expect(alone.retryAfterTooFar).toBe(true);
   });
 
   it('ignores an X-RateLimit-Reset given in milliseconds', () => {

@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod/mini';
-import type { components } from '../generated/schema.js';
+import type { components, operations } from '../generated/schema.js';
 import type {
   ListPetsParams,
   NewPet,
@@ -18,6 +18,8 @@ import type {
 } from '../src/validation/schemas.js';
 
 type Schemas = components['schemas'];
+/** A type's fields, each optional and taking undefined: compares inputs with the generated types. */
+type Loose<T> = { [K in keyof T]?: Exclude<T[K], undefined> | undefined };
 
 describe('schemas match the generated types', () => {
   it('infers exactly the generated type from each Zod schema', () => {
@@ -38,7 +40,16 @@ describe('public types', () => {
     expectTypeOf<PetStatus>().toEqualTypeOf<'available' | 'pending' | 'sold'>();
     expectTypeOf<Pet['id']>().toEqualTypeOf<number>();
     expectTypeOf<NewPet>().not.toHaveProperty('id');
-    expectTypeOf<ListPetsParams>().toEqualTypeOf<{ limit?: number; status?: PetStatus }>();
+    // The inputs are the generated types, whose optional fields also take undefined.
+    expectTypeOf<ListPetsParams>().toEqualTypeOf<{
+      limit?: number | undefined;
+      status?: PetStatus | undefined;
+    }>();
+    expectTypeOf<Loose<NonNullable<operations['listPets']['parameters']['query']>>>().toEqualTypeOf<
+      Loose<ListPetsParams>
+    >();
+    expectTypeOf<Loose<Schemas['NewPet']>>().toEqualTypeOf<Loose<NewPet>>();
+    expectTypeOf<{ name: string; categoryId: number }>().toMatchTypeOf<NewPet>();
   });
 
   it('types the methods end to end', () => {
@@ -62,6 +73,12 @@ describe('public types', () => {
       // @ts-expect-error petId is a number
       void client.getPet('1');
     };
+    // Under exactOptionalPropertyTypes, undefined means "left out".
+    const maybe = undefined as PetStatus | undefined;
+    void [
+      client.listPets({ status: maybe, limit: undefined }),
+      client.createPet({ name: 'x', categoryId: 1, status: maybe }),
+    ];
     expectTypeOf(check).toBeFunction();
   });
 });

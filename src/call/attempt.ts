@@ -4,10 +4,11 @@ import { errorFromResponse } from '../errors/from-response.js';
 import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
 import type { RetryReason } from '../options.js';
-import { BACKOFF_FLOOR_MS, backoffDelay, readTiming } from '../timing.js';
+import { BACKOFF_FLOOR_MS, backoffDelay, type RateLimitInfo, readTiming } from '../timing.js';
+import type { AttemptTrace } from '../tracing/otel.js';
 import { waitToTake } from '../waits.js';
 import type { Call, CallContext } from './context.js';
-import { BodyTooLarge, type Exchange } from './transport.js';
+import { BodyTooLarge, type Exchange, type PrepareHeaders } from './transport.js';
 
 /** A wait before the next attempt, decided when an attempt failed. */
 export interface PlannedWait {
@@ -36,6 +37,12 @@ function backoffFor(ctx: CallContext, call: Call, reason: RetryReason): PlannedW
 }
 
 /** The error for an attempt that got no response, or (`status`) whose body did not arrive. */
+// `.example` is reserved (RFC 2606): the built-in environments' hosts are
+// placeholders until the interface names real ones.
+const placeholderHost = (baseUrl: string) => /\.example\.?$/i.test(new URL(baseUrl).hostname);
+const PLACEHOLDER_ADVICE =
+  'This host is a placeholder: pass baseUrl (or ANIMAL_STORE_BASE_URL) with the address your account was given.';
+
 function noResponse(
   ctx: CallContext,
   call: Call,
@@ -55,15 +62,58 @@ function noResponse(
     );
   }
   const cause = ctx.scrubError(error);
-  const why = cause instanceof Error ? ctx.scrub(describeFailure(cause)) : 'unknown failure';
+  const why = (
+    cause instanceof Error ? ctx.scrub(describeFailure(cause)) : 'unknown failure'
+  ).replace(/\.+$/, '');
+  // Nothing answers at a placeholder: retrying it only delays the advice.
+  const placeholder = status === undefined && placeholderHost(ctx.baseUrl);
   const what =
     status === undefined
-      ? `got no response from ${ctx.baseUrl}: ${why}. Check the network and baseUrl.`
+      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : 'Check the network and baseUrl.'}`
       : `got HTTP ${status}, but its body broke off: ${why}.${call.operation.resend ? '' : ' The service may have acted on the request: check before sending it again.'}`;
   return plan(
     new ConnectionError(`${call.label} ${what}`, { cause }),
-    backoffFor(ctx, call, 'connection-error'),
+    placeholder ? undefined : backoffFor(ctx, call, 'connection-error'),
   );
+}
+
+/** A 2xx answer: its parsed body, and what the response said besides. */
+export interface Answer {
+  readonly body: unknown;
+  readonly status: number;
+  readonly headers: Headers;
+  readonly rateLimit: RateLimitInfo | undefined;
+}
+
+/**
+ * The headers of one attempt: the client's, then the call's own, then what
+ * `hooks.beforeRequest` makes of them. `authorization` stays the transport's.
+ */
+function attemptHeaders(
+  ctx: CallContext,
+  call: Call,
+  url: string,
+  method: 'GET' | 'POST',
+): Record<string, string> {
+  const { authorization: _, ...client } = ctx.transport.headers;
+  const merged = call.headers ? { ...client, ...call.headers } : client;
+  const hook = ctx.hooks.beforeRequest;
+  if (!hook) return merged;
+  const headers = new Headers(merged);
+  ctx.run('hooks.beforeRequest', hook, {
+    operation: call.operation.name,
+    attempt: call.attempts,
+    method,
+    url,
+    headers,
+  });
+  if (headers.has('authorization')) {
+    ctx.log.log(
+      'error',
+      'hooks.beforeRequest set Authorization, which is reserved for the key; it was ignored.',
+    );
+  }
+  return Object.fromEntries(headers);
 }
 
 /**
@@ -72,30 +122,49 @@ function noResponse(
  * decide whether a failure is retried → read the body → the parsed 2xx body,
  * or a typed error carrying its planned wait.
  */
-export async function attempt(
-  ctx: CallContext,
-  call: Call,
-): Promise<{ body: unknown; status: number }> {
+export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
   const lease = await ctx.quota.admit(call);
   call.attempts++;
   const exchange = ctx.transport.open(call.timeoutMs, call.signal);
-  const started = ctx.log.enabled('debug') ? performance.now() : 0;
+  const { hooks } = ctx;
+  const seen = hooks.afterResponse !== undefined;
+  const started = seen || ctx.log.enabled('debug') ? performance.now() : 0;
+  // Only a call with headers of its own, a beforeRequest hook or HTTP spans
+  // builds its headers per attempt; the others send the client's as they are.
+  let span: AttemptTrace | undefined;
+  const prepare: PrepareHeaders | undefined =
+    call.headers || hooks.beforeRequest || call.trace
+      ? (url, method) => {
+          span = call.trace?.attempt(call.attempts, method, url);
+          return attemptHeaders(ctx, call, url, method);
+        }
+      : undefined;
   try {
     let response: Response;
     try {
-      response = await ctx.transport.send(call.operation, call.input, exchange);
+      response = await ctx.transport.send(call.operation, call.input, exchange, prepare);
     } catch (error) {
       // No response (a timeout, an abort, a connection lost): the request may
       // still have reached the service and been counted, so it is counted.
       await ctx.quota.observe(lease, { status: 0 });
-      throw noResponse(ctx, call, exchange, error);
+      const failure = noResponse(ctx, call, exchange, error);
+      span?.end(undefined, failure);
+      throw failure;
     }
     const { status } = response;
+    span?.end(status);
     if (started) {
-      ctx.log.log(
-        'debug',
-        `${call.label} -> ${status} in ${Math.round(performance.now() - started)} ms`,
-      );
+      const durationMs = performance.now() - started;
+      ctx.log.log('debug', `${call.label} -> ${status} in ${Math.round(durationMs)} ms`);
+      if (seen) {
+        ctx.run('hooks.afterResponse', hooks.afterResponse, {
+          operation: call.operation.name,
+          attempt: call.attempts,
+          status,
+          headers: ctx.scrubHeaders(response.headers),
+          durationMs,
+        });
+      }
     }
     const timing = readTiming(response.headers, status, Date.now());
     let wait: PlannedWait | undefined;
@@ -108,7 +177,12 @@ export async function attempt(
         BACKOFF_FLOOR_MS,
         asked?.ms ?? backoffDelay(call.attempts, ctx.random),
       );
-      const take = waitToTake(delayMs, asked !== undefined, ctx.maxRetryDelayMs);
+      // A wait of more than a day is not believed (the key cools down as after
+      // a 429 that said nothing), but this call is not sent again: the service
+      // asked for a long pause, and retrying soon after it risks the key.
+      const take = timing.retryAfterTooFar
+        ? undefined
+        : waitToTake(delayMs, asked !== undefined, ctx.maxRetryDelayMs);
       if (take !== undefined) wait = { delayMs: take, reason: asked?.source ?? 'rate-limited' };
       await ctx.quota.observe(lease, { status, window: timing.window, cooldownMs: delayMs });
     } else {
@@ -128,7 +202,7 @@ export async function attempt(
       const body = parseBody(call, text, status);
       // Parsing counts against the time limit too.
       if (exchange.timedOut) throw noResponse(ctx, call, exchange, undefined, status);
-      return { body, status };
+      return { body, status, headers: response.headers, rateLimit: timing.rateLimit };
     }
     // The status decides the error; a body that breaks off only loses its detail.
     const text = await ctx.transport
@@ -143,8 +217,11 @@ export async function attempt(
         ...errorBody(ctx, text),
         rateLimit: timing.rateLimit,
         request: call.label,
+        method: call.operation.method,
         retryAfterMs,
-        tooLongToWait: status === 429 && retryAfterMs !== undefined && wait === undefined,
+        tooLongToWait:
+          status === 429 &&
+          (timing.retryAfterTooFar || (retryAfterMs !== undefined && wait === undefined)),
         maxRetryDelayMs: ctx.maxRetryDelayMs,
       }),
       wait,
@@ -159,20 +236,26 @@ export async function attempt(
  * and the text that messages quote. JSON nested deeper than anyone's code walks
  * safely (`JSON.stringify` of the error must not overflow the stack) is dropped.
  */
-function errorBody(ctx: CallContext, raw: string | undefined): { body: unknown; text?: string } {
-  if (raw === undefined || raw === '') return { body: undefined, ...(raw === '' && { text: '' }) };
+function errorBody(
+  ctx: CallContext,
+  raw: string | undefined,
+): { body: unknown; text?: string; rawBody?: string } {
+  if (raw === undefined || raw === '') {
+    return { body: undefined, ...(raw === '' && { text: '', rawBody: '' }) };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
     const clean = ctx.scrub(raw);
-    return { body: clean, text: clean };
+    return { body: clean, text: clean, rawBody: clean };
   }
   if (nestedDeeperThan(parsed, 64))
     return { body: undefined, text: '(JSON nested too deep to show)' };
   // Quoted as parsed, so that an escaped key (\u0073k_…) is redacted too.
   const body = ctx.scrubJson(parsed);
-  return { body, text: JSON.stringify(body) };
+  const text = JSON.stringify(body);
+  return { body, text, rawBody: text };
 }
 
 function nestedDeeperThan(value: unknown, limit: number): boolean {

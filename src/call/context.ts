@@ -1,10 +1,12 @@
 import { RateLimitError } from '../errors/RateLimitError.js';
 import type { LevelLogger } from '../logger.js';
+import type { Hooks, TracerProviderLike } from '../observe.js';
 import type { RetryInfo } from '../options.js';
 import type { HoldRequest, Quota } from '../quota/Quota.js';
 import type { HoldReason } from '../quota/store.js';
 import { redact, redactError, redactHeaders, redactJson } from '../redact.js';
 import type { RateLimitInfo, ResponseTiming } from '../timing.js';
+import type { CallTrace, Tracing } from '../tracing/otel.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
 import type { Transport } from './transport.js';
@@ -21,8 +23,19 @@ export interface CallSettings {
   readonly maxResponseBytes: number;
   readonly log: LevelLogger;
   readonly onRetry: ((info: RetryInfo) => void) | undefined;
+  readonly hooks?: Hooks | undefined;
+  /** `false`: no tracing; else a provider to trace with, or the global one when registered. */
+  readonly tracing?:
+    | { tracerProvider?: TracerProviderLike | undefined; httpSpans?: boolean | undefined }
+    | false
+    | undefined;
   readonly random?: (() => number) | undefined;
 }
+
+// Fixed by @opentelemetry/api 1.x: where it registers its global tracer provider.
+const OTEL = Symbol.for('opentelemetry.js.api.1');
+/** The package's version, which tracers are told (a test holds it to package.json). */
+export const VERSION = '0.2.0';
 
 /** What a client gives every call it runs. */
 export class CallContext {
@@ -37,6 +50,10 @@ export class CallContext {
   readonly random: () => number;
   readonly #apiKey: string;
   readonly #onRetry: ((info: RetryInfo) => void) | undefined;
+  readonly hooks: Hooks;
+  readonly #tracing: CallSettings['tracing'];
+  #tracer: Promise<Tracing> | undefined;
+  #tracerFor: TracerProviderLike | undefined;
   /** The last `X-RateLimit-*` values this client saw. */
   rateLimit: RateLimitInfo | undefined;
 
@@ -52,6 +69,41 @@ export class CallContext {
     this.random = settings.random ?? Math.random;
     this.#apiKey = settings.apiKey;
     this.#onRetry = settings.onRetry;
+    this.hooks = settings.hooks ?? {};
+    this.#tracing = settings.tracing;
+  }
+
+  /**
+   * The tracing to start a call with, when there is a provider: the one
+   * passed, else the one registered with `@opentelemetry/api` (looked up per
+   * call, so that one registered after the client was made counts). The
+   * tracing code loads on first use only.
+   */
+  tracing(): Promise<Tracing> | undefined {
+    const options = this.#tracing;
+    if (options === false) return undefined;
+    const provider =
+      options?.tracerProvider ??
+      (globalThis as Record<symbol, { trace?: TracerProviderLike } | undefined>)[OTEL]?.trace;
+    if (!provider) return undefined;
+    if (provider !== this.#tracerFor) {
+      this.#tracerFor = provider;
+      const httpSpans = options?.httpSpans === true;
+      this.#tracer = import('../tracing/otel.js').then((m) =>
+        m.createTracing(provider, httpSpans, this.baseUrl, VERSION),
+      );
+    }
+    return this.#tracer;
+  }
+
+  /** Calls a hook, never letting it break the call: a throw is logged and ignored. */
+  run<A>(name: string, hook: ((argument: A) => void) | undefined, argument: A): void {
+    if (!hook) return;
+    try {
+      hook(argument);
+    } catch (error) {
+      this.log.log('error', `${name} threw and was ignored: ${String(error)}`);
+    }
   }
 
   /** `text` with the key replaced by `[redacted]`. */
@@ -83,14 +135,10 @@ export class CallContext {
     }
   }
 
-  /** Tells `onRetry` of a wait, never letting it break the call. */
+  /** Tells `onRetry` and `hooks.beforeRetry` of a wait, never letting them break the call. */
   notify(info: RetryInfo): void {
-    if (!this.#onRetry) return;
-    try {
-      this.#onRetry(info);
-    } catch (callbackError) {
-      this.log.log('error', `onRetry threw and was ignored: ${String(callbackError)}`);
-    }
+    this.run('onRetry', this.#onRetry, info);
+    this.run('hooks.beforeRetry', this.hooks.beforeRetry, info);
   }
 }
 
@@ -107,6 +155,8 @@ export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = S
 {
   /** Attempts sent so far. */
   attempts = 0;
+  /** The call's tracing, when traced. */
+  trace: CallTrace | undefined;
 
   constructor(
     readonly ctx: CallContext,
@@ -115,7 +165,15 @@ export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = S
     readonly timeoutMs: number,
     readonly maxRetries: number,
     readonly signal: AbortSignal | undefined,
+    /** This call's own headers, checked, when it has any. */
+    readonly headers: Record<string, string> | undefined,
   ) {}
+
+  /** Tells of a wait: `onRetry`, `hooks.beforeRetry` and the call's span. */
+  notify(info: RetryInfo): void {
+    this.ctx.notify(info);
+    this.trace?.wait(info);
+  }
 
   get maxRetryDelayMs(): number {
     return this.ctx.maxRetryDelayMs;
@@ -131,7 +189,7 @@ export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = S
     const name = this.operation.name;
     const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
     this.ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
-    this.ctx.notify({ operation: name, attempt: this.attempts, delayMs, reason });
+    this.notify({ operation: name, attempt: this.attempts, delayMs, reason });
   }
 
   tooLong(reason: HoldReason, waitMs: number | undefined): Error {

@@ -5,12 +5,18 @@ import { MAX_TIMER_MS } from '../sleep.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
 
+/**
+ * Gives the headers of one attempt (without `authorization`, which the
+ * transport sets last) once its URL is known.
+ */
+export type PrepareHeaders = (url: string, method: 'GET' | 'POST') => Record<string, string>;
+
 /** Settings of a {@link Transport}. */
 export interface TransportSettings {
   readonly baseUrl: string;
   readonly apiKey: string;
-  /** A caller's own fetch, which receives a `Request`; `undefined` means the platform's. */
-  readonly fetch: ((input: Request, init?: RequestInit) => Promise<Response>) | undefined;
+  /** A caller's own fetch, called as the platform's is; `undefined` means the platform's. */
+  readonly fetch: ((input: string, init: RequestInit) => Promise<Response>) | undefined;
   readonly headers: Headers;
 }
 
@@ -113,8 +119,10 @@ export class Exchange {
  */
 export class Transport {
   readonly #api: Client<paths>;
-  readonly #dispatch: (request: Request) => Promise<Response>;
+  readonly #dispatch: (request: Request, prepare?: PrepareHeaders) => Promise<Response>;
   readonly #custom: boolean;
+  /** The headers every request carries, `authorization` included. */
+  readonly headers: Readonly<Record<string, string>>;
 
   constructor(settings: TransportSettings) {
     const authorization = `Bearer ${settings.apiKey}`;
@@ -130,12 +138,31 @@ export class Transport {
       authorization,
     };
     const jsonHeaders = { ...headers, 'content-type': 'application/json' };
+    this.headers = headers;
     // Bearer injection at the one place every request leaves through. The
     // only header openapi-fetch adds itself is the content type of a JSON body.
-    this.#dispatch = (request: Request) => {
+    // A caller's fetch gets what the platform's would: the URL and a plain init.
+    this.#dispatch = (request: Request, prepare?: PrepareHeaders) => {
       const plain = request as unknown as PlainRequest;
-      plain.headers = plain.body === null ? headers : jsonHeaders;
-      return custom ? custom(new Request(plain.url, plain)) : globalThis.fetch(plain.url, plain);
+      const json = plain.body !== null;
+      plain.headers = prepare
+        ? {
+            ...prepare(plain.url, plain.method as 'GET' | 'POST'),
+            ...(json && { 'content-type': 'application/json' }),
+            authorization,
+          }
+        : json
+          ? jsonHeaders
+          : headers;
+      return custom
+        ? custom(plain.url, {
+            method: plain.method,
+            headers: plain.headers,
+            body: plain.body,
+            signal: plain.signal,
+            redirect: plain.redirect,
+          })
+        : globalThis.fetch(plain.url, plain);
     };
     this.#api = createClient<paths>({
       baseUrl: settings.baseUrl,
@@ -160,9 +187,10 @@ export class Transport {
     operation: Operation<In, Out>,
     input: Output<In>,
     exchange: Exchange,
+    prepare?: PrepareHeaders,
   ): Promise<Response> {
     const fetch = async (request: Request) => {
-      const response = await this.#dispatch(request);
+      const response = await this.#dispatch(request, prepare);
       // A network error the fetch reported as a response (`Response.error()`),
       // or a custom fetch that resolved something else than a response.
       if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');

@@ -34,6 +34,34 @@ export class AnimalStoreError extends Error {
     Object.defineProperty(this, BRANDS, { value: brandsOf(new.target as ErrorClass) });
   }
 
+  /**
+   * What `JSON.stringify(error)` gives: `name`, `message`, every field of the
+   * error (`headers` as a plain object) and its `cause` as a
+   * string. It never throws.
+   */
+  toJSON(): Record<string, unknown> {
+    const json: Record<string, unknown> = { name: this.name, message: this.message };
+    for (const [key, value] of Object.entries(this)) {
+      json[key] = value instanceof Headers ? Object.fromEntries(value) : value;
+    }
+    const { cause } = this;
+    if (cause !== undefined) {
+      // An object's own toString could say anything: only an Error's name and
+      // message (checked for the key) or a primitive are shown.
+      try {
+        json.cause =
+          cause instanceof Error
+            ? `${cause.name}: ${cause.message}`
+            : typeof cause === 'object' || typeof cause === 'function'
+              ? Object.prototype.toString.call(cause)
+              : String(cause);
+      } catch {
+        json.cause = Object.prototype.toString.call(cause);
+      }
+    }
+    return json;
+  }
+
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     const brands = (value as Branded | null)?.[BRANDS];

@@ -1,4 +1,5 @@
 import type { RateLimitInfo } from '../timing.js';
+import type { ErrorBody } from '../types.js';
 import { AnimalStoreError } from './AnimalStoreError.js';
 
 /** What every {@link ApiError} carries about the response that caused it. */
@@ -11,8 +12,10 @@ export interface ApiErrorDetails {
   headers: Headers;
   /** The `X-RateLimit-*` values of the response, when it carried all three. */
   rateLimit?: RateLimitInfo | undefined;
-  /** The parsed body, or the raw text when it was not JSON. */
-  body?: unknown;
+  /** The body, when it was the spec's `Error` JSON. */
+  body?: ErrorBody | undefined;
+  /** The body as text (JSON re-serialised), when there was one. */
+  rawBody?: string | undefined;
   cause?: unknown;
 }
 
@@ -33,8 +36,19 @@ export class ApiError extends AnimalStoreError {
   readonly headers: Headers;
   /** `X-RateLimit-*` values of this response, when present. */
   readonly rateLimit?: RateLimitInfo;
-  /** The parsed body (or raw text) of the response. */
-  readonly body: unknown;
+  /**
+   * The response's body when it was the spec's `Error` JSON (`{ code,
+   * message, status }`, unknown fields dropped); `undefined` when it was
+   * something else (an HTML page from a proxy, other JSON, nothing), and for
+   * a `RateLimitError` whose request was never sent.
+   */
+  readonly body: ErrorBody | undefined;
+  /**
+   * The body as received, as text (JSON is re-serialised after the key is
+   * redacted), whatever its shape; `undefined` when there was none, it could
+   * not be read, or the request was never sent.
+   */
+  readonly rawBody: string | undefined;
 
   constructor(message: string, details: ApiErrorDetails) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -43,5 +57,6 @@ export class ApiError extends AnimalStoreError {
     this.headers = details.headers;
     if (details.rateLimit) this.rateLimit = details.rateLimit;
     this.body = details.body;
+    this.rawBody = details.rawBody;
   }
 }

@@ -16,6 +16,10 @@ export interface FailedResponse {
   readonly body: unknown;
   /** The body as text, for the message; `undefined` when it could not be read. */
   readonly text?: string | undefined;
+  /** The body as text for `rawBody`; `undefined` when there was none to give. */
+  readonly rawBody?: string | undefined;
+  /** The request's method: a 400 to a GET is about its parameters, to a POST about its body. */
+  readonly method: 'GET' | 'POST';
   /** The response's `X-RateLimit-*` values, when it carried them. */
   readonly rateLimit: RateLimitInfo | undefined;
   /** `"GET /pets"`, for the message. */
@@ -39,7 +43,11 @@ function describeBody(response: FailedResponse): string {
 
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
-  if (wait === undefined) return ' The response said nothing usable about when to retry.';
+  if (wait === undefined) {
+    return response.tooLongToWait
+      ? ' The service asks to wait more than a day, so the client did not wait.'
+      : ' The response said nothing usable about when to retry.';
+  }
   if (response.tooLongToWait) {
     return ` The service asks to wait ${wait} ms, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
   }
@@ -68,11 +76,15 @@ export function errorFromResponse(response: FailedResponse): ApiError {
     code,
     headers: response.headers,
     rateLimit: response.rateLimit,
-    body: response.body,
+    body: parsed !== REJECT ? parsed : undefined,
+    rawBody: response.rawBody,
   };
   switch (status) {
     case 400:
-      return new BadRequestError(`${head} Fix the request body and try again.`, details);
+      return new BadRequestError(
+        `${head} Fix the request's ${response.method === 'GET' ? 'parameters' : 'body'} and try again.`,
+        details,
+      );
     case 401:
       return new AuthenticationError(
         `${head} Check the API key (apiKey or ANIMAL_STORE_API_KEY) and the environment it belongs to.`,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { PLAN_LIMITS, type Plan } from './plans.js';
-import { startMockServer } from './server.js';
+import { MockServerOptionError, startMockServer } from './server.js';
 import { SAMPLE_PETS } from './service.js';
 
 const usage = `Usage: animal-store-mock [--port 4010] [--host 127.0.0.1] [--plan free|pro|business|enterprise] [--api-key KEY ...]
@@ -10,23 +10,35 @@ Serves the Animal Store interface from memory on loopback, with CORS, for
 tests and demos, seeded with three sample animals. Without --api-key any
 bearer token is accepted.`;
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string', default: '4010' },
-    host: { type: 'string', default: '127.0.0.1' },
-    plan: { type: 'string', default: 'free' },
-    'api-key': { type: 'string', multiple: true },
-    help: { type: 'boolean', short: 'h' },
-  },
-});
+function fail(message: string): never {
+  console.error(`animal-store-mock: ${message}\n\n${usage}`);
+  process.exit(2);
+}
+
+const options = {
+  port: { type: 'string', default: '4010' },
+  host: { type: 'string', default: '127.0.0.1' },
+  plan: { type: 'string', default: 'free' },
+  'api-key': { type: 'string', multiple: true },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+let parsed: ReturnType<typeof parseArgs<{ options: typeof options }>>;
+try {
+  parsed = parseArgs({ options });
+} catch (error) {
+  fail((error as Error).message);
+}
+const { values } = parsed;
 
 if (values.help) {
   console.log(usage);
   process.exit(0);
 }
-if (!Object.hasOwn(PLAN_LIMITS, values.plan)) {
-  console.error(`Unknown plan ${JSON.stringify(values.plan)}.\n\n${usage}`);
-  process.exit(2);
+if (!Object.hasOwn(PLAN_LIMITS, values.plan)) fail(`unknown plan ${JSON.stringify(values.plan)}.`);
+if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
+  fail(
+    `--port must be an integer from 0 to 65535 (0 picks a free one); got ${JSON.stringify(values.port)}.`,
+  );
 }
 
 const server = await startMockServer({
@@ -35,6 +47,11 @@ const server = await startMockServer({
   plan: values.plan as Plan,
   apiKeys: values['api-key'],
   seed: SAMPLE_PETS,
+}).catch((error: unknown) => {
+  if (error instanceof MockServerOptionError) fail(error.message.replace(/^(host|port)/, '--$1'));
+  const { code } = error as { code?: string };
+  if (code === 'EADDRINUSE') fail(`port ${values.port} is in use; pick another with --port.`);
+  throw error;
 });
 console.log(
   `Animal Store mock listening: baseUrl ${server.url} (plan ${values.plan}). Ctrl+C stops it.`,

@@ -1,4 +1,5 @@
-import { http, type RequestHandler } from 'msw';
+import type { RequestHandler } from 'msw';
+import { http } from './msw.js';
 import { createMockService, type MockService, type MockServiceOptions } from './service.js';
 
 /** msw handlers for the whole interface, with the service behind them for seeding and resetting. */

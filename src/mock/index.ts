@@ -3,7 +3,12 @@
 
 export { createHandlers, type MockHandlers } from './handlers.js';
 export { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
-export { type MockServer, type MockServerOptions, startMockServer } from './server.js';
+export {
+  type MockServer,
+  MockServerOptionError,
+  type MockServerOptions,
+  startMockServer,
+} from './server.js';
 export {
   createMockService,
   type MockService,

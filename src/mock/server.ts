@@ -34,6 +34,35 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '600',
 };
 
+/** The error of a bad `host` or `port`: what was given and what is accepted. */
+export class MockServerOptionError extends RangeError {
+  override name = 'MockServerOptionError';
+}
+
+/** The mock listens on loopback only: it accepts any key, so it must not be reachable from elsewhere. */
+function checkHost(host: unknown): string {
+  const loopback =
+    typeof host === 'string' &&
+    (host === 'localhost' ||
+      host === '::1' ||
+      /^127(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/.test(host));
+  if (!loopback) {
+    throw new MockServerOptionError(
+      `host must be a loopback address (127.0.0.1, ::1 or localhost); got ${JSON.stringify(host)}. The mock accepts any key and must not be reachable from other machines.`,
+    );
+  }
+  return host;
+}
+
+function checkPort(port: unknown): number {
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new MockServerOptionError(
+      `port must be an integer from 0 to 65535 (0 picks a free one); got ${typeof port === 'string' ? `the string ${JSON.stringify(port)}` : String(port)}.`,
+    );
+  }
+  return port;
+}
+
 /** Reads a node:http request into a Fetch API `Request` (internal; also used by the soak test). */
 export async function toRequest(incoming: IncomingMessage, origin: string): Promise<Request> {
   const chunks: Buffer[] = [];
@@ -72,22 +101,34 @@ export async function send(response: Response, outgoing: ServerResponse): Promis
  * ```
  */
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
+  const host = checkHost(options.host ?? '127.0.0.1');
+  const port = checkPort(options.port ?? 0);
   const { createServer } = await import('node:http');
-  const host = options.host ?? '127.0.0.1';
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    server.listen(port, host, () => resolve());
   });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const bound = typeof address === 'object' && address ? address.port : 0;
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
   const service = createMockService({ ...options, baseUrl: `${origin}/v1` });
   server.on('request', (incoming: IncomingMessage, outgoing: ServerResponse) => {
     const answer =
       incoming.method === 'OPTIONS'
         ? Promise.resolve(new Response(null, { status: 204 }))
-        : toRequest(incoming, origin).then(service.handle);
+        : incoming.method === 'GET' || incoming.method === 'POST'
+          ? toRequest(incoming, origin).then(service.handle)
+          : Promise.resolve(
+              Response.json(
+                {
+                  code: 'method_not_allowed',
+                  message: `${incoming.method} is not part of this service`,
+                  status: 405,
+                },
+                { status: 405, headers: { allow: 'GET, POST, OPTIONS' } },
+              ),
+            );
     answer
       .then((response) => send(response, outgoing))
       .catch((error: unknown) => {

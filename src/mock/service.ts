@@ -173,9 +173,17 @@ export function createMockService(options: MockServiceOptions = {}): MockService
   const handle = async (request: Request): Promise<Response> => {
     const at = now();
     const url = new URL(request.url);
-    const path = url.pathname.startsWith(basePath)
-      ? url.pathname.slice(basePath.length)
-      : url.pathname;
+    // Only what lies under the base path is the service: a client whose
+    // baseUrl lacks `/v1` must fail here as it would against the service.
+    if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`)) {
+      return problem(
+        404,
+        'not_found',
+        `${request.method} ${url.pathname} is outside this service, which answers under ${basePath || '/'}: pass baseUrl ${baseUrl}`,
+        new Headers({ date: new Date(at).toUTCString() }),
+      );
+    }
+    const path = url.pathname.slice(basePath.length);
     const auth = request.headers.get('authorization') ?? '';
     const token = /^Bearer (\S+)$/.exec(auth)?.[1];
     if (!token || (keys && !keys.has(token))) {

@@ -1,5 +1,6 @@
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import type { Logger } from '../logger.js';
+import { describeValue } from '../options.js';
 import type {
   Admission,
   AdmitRequest,
@@ -132,7 +133,7 @@ export class RedisQuotaStore implements QuotaStore {
     const timeoutMs = options.commandTimeoutMs ?? 250;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new AnimalStoreError(
-        `Invalid commandTimeoutMs: expected a positive number of milliseconds, got ${String(timeoutMs)}.`,
+        `Invalid commandTimeoutMs: expected a positive number of milliseconds, got ${describeValue(timeoutMs)}.`,
       );
     }
     const prefix = options.prefix ?? 'animal-store:quota:';

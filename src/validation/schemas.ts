@@ -5,7 +5,15 @@ import * as z from 'zod/mini';
 
 // z.int() accepts safe integers only: an int64 above 2^53 arrives rounded by
 // JSON.parse and must be rejected rather than returned as a wrong id.
-const safeInteger = (what: string) => z.int(`${what} must be a safe integer`);
+const safeInteger = (what: string) =>
+  z.int({
+    error: (issue) =>
+      `${what} ${issue.input === undefined ? 'is required' : 'must be a safe integer'}`,
+  });
+const string = (what: string) =>
+  z.string({
+    error: (issue) => `${what} ${issue.input === undefined ? 'is required' : 'must be a string'}`,
+  });
 
 /** Availability status of an animal. */
 export const PetStatusSchema = z.enum(['available', 'pending', 'sold'], {
@@ -15,7 +23,7 @@ export const PetStatusSchema = z.enum(['available', 'pending', 'sold'], {
 /** Body of `createPet`; unknown keys (such as `id`, which the service assigns) are rejected. */
 export const NewPetSchema = z.strictObject(
   {
-    name: z.string('name must be a string'),
+    name: string('name'),
     categoryId: safeInteger('categoryId'),
     status: z.exactOptional(PetStatusSchema),
   },
@@ -26,7 +34,7 @@ export const NewPetSchema = z.strictObject(
 export const PetSchema = z.object(
   {
     id: safeInteger('id'),
-    name: z.string('name must be a string'),
+    name: string('name'),
     categoryId: safeInteger('categoryId'),
     status: z.exactOptional(PetStatusSchema),
   },

@@ -50,7 +50,10 @@ function withoutUndefined(value: unknown): unknown {
 
 /** Judges a method's input, where an `undefined` property means "not given". */
 export function judgeInput<N extends SchemaName>(name: N, value: unknown): Verdict<Output<N>> {
-  return judgeOutput(name, withoutUndefined(value));
+  const verdict = judgeOutput(name, withoutUndefined(value));
+  // `getPet(petId)` takes the id alone: its issues are named after the parameter.
+  if (verdict.ok || name !== 'PetId') return verdict;
+  return { ...verdict, issues: verdict.issues.map((i) => ({ ...i, path: ['petId', ...i.path] })) };
 }
 
 /** Judges a 2xx body. */

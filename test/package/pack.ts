@@ -39,9 +39,15 @@ export function installInto(
   const dir = temporaryDirectory(prefix);
   execFileSync('npm', ['init', '-y'], { cwd: dir, stdio: 'ignore' });
   execFileSync('npm', ['pkg', 'set', `type=${type}`], { cwd: dir, stdio: 'ignore' });
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', ...packages], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  // --prefer-offline: what the repository's own install put in npm's cache
+  // (msw, for one) is taken from there rather than the registry.
+  execFileSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--silent', '--prefer-offline', ...packages],
+    {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   return dir;
 }

@@ -1,17 +1,24 @@
 /**
- * Runtime matrix from the packed tarball: installs it into a temporary project
- * and runs an ESM and a CommonJS consumer under Node 20 (this machine's), Node
+ * Consumer installs and runtime matrix from the packed tarball.
+ *
+ * First a bare install (the SDK alone, as `npm install @animal-store/sdk`
+ * does): it must add exactly one package, the main and Redis entries must
+ * work, and importing `@animal-store/sdk/mock` must fail, in ESM and CJS, with
+ * the message that says to install msw. Then the SDK with msw installs into
+ * another project, and the runtime matrix an ESM and a CommonJS consumer under Node 20 (this machine's), Node
  * 22 and 24 (npm packages node-<os>-<arch>@22/24), Bun and Deno (npm packages
  * bun, deno), each doing list/create/get against the loopback mock, and one
  * call with a bad input, whose issues come from the lazily loaded Zod chunk.
  * Prints one line per runtime × module system; exits 1 if any fails.
  */
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SAMPLE_PETS, startMockServer } from '../../src/mock/index.js';
-import { installInto, packTarball, root } from './pack.js';
+import { MSW_MISSING } from '../../src/mock/msw-missing.js';
+import { platform, runtimeBin } from '../helpers/runtimes.js';
+import { installInto, packTarball } from './pack.js';
 
 // The consumer must exit on its own: a leaked timer or socket would hang it.
 const consumer = (load: string) => `${load}
@@ -63,27 +70,6 @@ const FILES: Record<string, string> = {
 };
 
 const run = promisify(execFile);
-const cache = join(root, 'node_modules', '.cache', 'animal-store-runtimes');
-
-function runtimeBin(pkg: string, bin: string): string | undefined {
-  const dir = join(cache, pkg.replace(/[@/]/g, '_'));
-  const path = join(dir, 'node_modules', ...bin.split('/'));
-  if (!existsSync(path)) {
-    mkdirSync(dir, { recursive: true });
-    const result = spawnSync(
-      'npm',
-      ['install', '--no-audit', '--no-fund', '--silent', '--prefix', dir, pkg],
-      {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        encoding: 'utf8',
-      },
-    );
-    if (result.status !== 0) return undefined;
-  }
-  return existsSync(path) ? path : undefined;
-}
-
-const platform = `${process.platform}-${process.arch}`;
 const runtimes: {
   name: string;
   command: () => string | undefined;
@@ -104,12 +90,105 @@ const runtimes: {
   { name: 'deno', command: () => runtimeBin('deno@2', '.bin/deno'), args: (f) => ['run', '-A', f] },
 ];
 
+/** Packages under a project's node_modules, and their bytes on disk. */
+function installed(project: string): { packages: string[]; bytes: number } {
+  const packages: string[] = [];
+  let bytes = 0;
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else bytes += statSync(path).size;
+    }
+  };
+  const modules = join(project, 'node_modules');
+  const collect = (dir: string, scope = '') => {
+    for (const name of readdirSync(dir)) {
+      if (name.startsWith('.')) continue;
+      if (name.startsWith('@') && !scope) collect(join(dir, name), `${name}/`);
+      else {
+        packages.push(`${scope}${name}`);
+        const nested = join(dir, name, 'node_modules');
+        if (existsSync(nested)) collect(nested);
+      }
+    }
+  };
+  collect(modules);
+  walk(modules);
+  return { packages, bytes };
+}
+
+const size = (bytes: number) => `${(bytes / 1024).toFixed(0)} kB`;
 const tarball = packTarball();
-const project = installInto([tarball], 'animal-store-matrix-');
+let failed = 0;
+
+// The bare install: nothing but the SDK; /mock explains what to install.
+{
+  const bare = installInto([tarball], 'animal-store-bare-');
+  const { packages, bytes } = installed(bare);
+  const alone = packages.length === 1 && packages[0] === '@animal-store/sdk';
+  console.log(
+    `bare install                 ${alone ? 'PASS' : 'FAIL'} ${packages.length} package(s), ${size(bytes)} (tarball ${size(statSync(tarball).size)})`,
+  );
+  if (!alone) {
+    failed++;
+    console.log(`    installed: ${packages.join(', ')}`);
+  }
+  const checks: Record<string, string> = {
+    'main.mjs': consumer("import * as sdk from '@animal-store/sdk';"),
+    'mock.mjs': `try { await import('@animal-store/sdk/mock'); console.log('loaded'); } catch (error) { console.log(error.message === ${JSON.stringify(MSW_MISSING)} && error.code === 'ERR_ANIMAL_STORE_MSW_MISSING' ? 'ok' : error.message); }`,
+    'mock.cjs': `try { require('@animal-store/sdk/mock'); console.log('loaded'); } catch (error) { console.log(error.message === ${JSON.stringify(MSW_MISSING)} && error.code === 'ERR_ANIMAL_STORE_MSW_MISSING' ? 'ok' : error.message); }`,
+    'redis.cjs': redisCheck("const { RedisQuotaStore } = require('@animal-store/sdk/redis');"),
+    // The spec ships, and resolves through exports, for spec-driven tools.
+    'spec.mjs': `import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+const path = createRequire(import.meta.url).resolve('@animal-store/sdk/openapi.yaml');
+console.log(/^openapi: 3/m.test(readFileSync(path, 'utf8')) ? 'ok' : 'not the spec');`,
+  };
+  for (const [name, text] of Object.entries(checks)) writeFileSync(join(bare, name), text);
+  const mock = await startMockServer({ seed: SAMPLE_PETS });
+  try {
+    for (const file of Object.keys(checks)) {
+      const result = await run(process.execPath, [file], {
+        cwd: bare,
+        env: { ...process.env, MOCK_URL: mock.url },
+        encoding: 'utf8',
+        timeout: 60_000,
+      }).then(
+        ({ stdout }) => stdout.trim(),
+        (error: { stdout?: string; stderr?: string }) =>
+          `${error.stdout ?? ''}${error.stderr ?? ''}`,
+      );
+      const ok = result.endsWith('ok');
+      if (!ok) failed++;
+      console.log(
+        `bare install ${file.padEnd(15)} ${ok ? 'PASS' : `FAIL\n    ${result.replace(/\n/g, '\n    ')}`}`,
+      );
+    }
+    // The loopback mock on the command line needs no msw either.
+    const help = await run(join(bare, 'node_modules', '.bin', 'animal-store-mock'), ['--help'], {
+      encoding: 'utf8',
+    }).then(
+      ({ stdout }) => stdout,
+      () => '',
+    );
+    const cli = help.startsWith('Usage: animal-store-mock');
+    if (!cli) failed++;
+    console.log(`bare install animal-store-mock ${cli ? 'PASS' : 'FAIL'}`);
+  } finally {
+    await mock.close();
+  }
+}
+
+// The SDK with msw, as a project that uses the mock installs it.
+const project = installInto([tarball, 'msw@^2.7.0'], 'animal-store-matrix-');
+{
+  const { packages, bytes } = installed(project);
+  console.log(`with msw: ${packages.length} packages, ${size(bytes)}`);
+}
 for (const [name, text] of Object.entries(FILES)) writeFileSync(join(project, name), text);
 
 const mock = await startMockServer({ seed: SAMPLE_PETS });
-let failed = 0;
 let ran = 0;
 try {
   for (const runtime of runtimes) {

@@ -11,8 +11,16 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import { root } from './pack.js';
 
-/** Regression budgets, min+gz, in bytes: what was measured when they were set, plus a little. */
-export const BUDGET = { initial: 15 * 1024, total: 21.75 * 1024 };
+/**
+ * Regression budgets, min+gz, in bytes: what was measured when they were set,
+ * plus a little. Raised in 0.2.0 by 0.75 kB (15.55 kB measured) for what new
+ * users asked of errors and configuration (`toJSON`, typed `body`/`rawBody`,
+ * `ANIMAL_STORE_BASE_URL`, messages that say what to fix) and for redaction
+ * that walks every cause whole; then by 1 kB (16.44 kB measured) for hooks,
+ * per-request headers, `withResponse` and the seam that loads tracing (the
+ * tracing code itself is a lazy chunk, counted in the total only).
+ */
+export const BUDGET = { initial: 16.75 * 1024, total: 24.25 * 1024 };
 
 export interface Size {
   minified: number;

@@ -83,7 +83,8 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const baseUrl = `${origin}/v1`;
 
-const timedFetch = async (request: Request) => {
+const timedFetch = async (url: string, init: RequestInit) => {
+  const request = new Request(url, init);
   dispatched.push(Date.now());
   const response = await fetch(request);
   if (response.status === 429) {
@@ -166,7 +167,8 @@ const budgetStatuses: number[] = [];
 const budgetClient = new PetsClient({
   apiKey: BUDGET_KEY,
   baseUrl,
-  fetch: async (request: Request) => {
+  fetch: async (url: string, init: RequestInit) => {
+    const request = new Request(url, init);
     const response = await fetch(request);
     budgetStatuses.push(response.status);
     return response;

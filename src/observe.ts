@@ -1,0 +1,93 @@
+import type { OperationName, RetryInfo } from './options.js';
+import type { RateLimitInfo } from './timing.js';
+
+/** What `hooks.beforeRequest` is given: the request about to leave, whose headers it may change. */
+export interface BeforeRequestContext {
+  readonly operation: OperationName;
+  /** This attempt, from 1. */
+  readonly attempt: number;
+  readonly method: 'GET' | 'POST';
+  /** The full URL, query included. */
+  readonly url: string;
+  /** The request's headers, without `Authorization` (reserved: setting it here is ignored). */
+  readonly headers: Headers;
+}
+
+/** What `hooks.afterResponse` is given, once a response's status and headers arrived (before its body is read). */
+export interface AfterResponseContext {
+  readonly operation: OperationName;
+  readonly attempt: number;
+  readonly status: number;
+  /** The response's headers (the key redacted, should the server echo it). */
+  readonly headers: Headers;
+  /** From sending to the headers' arrival. */
+  readonly durationMs: number;
+}
+
+/** What `hooks.onError` is given when a call fails for good. */
+export interface ErrorContext {
+  readonly operation: OperationName;
+  /** Attempts sent (0 when nothing was sent). */
+  readonly attempt: number;
+  /** What the call rejects with. */
+  readonly error: unknown;
+}
+
+/**
+ * Functions the client calls as a call goes. Each receives the operation and
+ * the attempt number. A hook that throws is reported through the logger and
+ * ignored: it never changes what is sent, retried or held, nor what the call
+ * returns. Hooks run synchronously; a promise a hook returns is not awaited.
+ */
+export interface Hooks {
+  /** Before each attempt is sent: may add, change or remove headers (not `Authorization`). */
+  beforeRequest?: ((context: BeforeRequestContext) => void) | undefined;
+  /** When a response's status and headers arrived, retried or not. */
+  afterResponse?: ((context: AfterResponseContext) => void) | undefined;
+  /** Before every wait: a retry, or a hold before sending (as `onRetry`, which stays). */
+  beforeRetry?: ((info: RetryInfo) => void) | undefined;
+  /** When a call fails, after its last attempt. */
+  onError?: ((context: ErrorContext) => void) | undefined;
+}
+
+/** The response a call's data came from, as `client.withResponse` gives it. */
+export interface ResponseInfo {
+  /** HTTP status of the response the data came from. */
+  readonly status: number;
+  /** Its headers (the key redacted, should the server echo it). */
+  readonly headers: Headers;
+  /** Its `X-RateLimit-*` values, when it carried all three. */
+  readonly rateLimit: RateLimitInfo | undefined;
+  /** Attempts the call took (1 when the first succeeded). */
+  readonly attempts: number;
+}
+
+/** The validated data of a call together with the response it came from. */
+export interface WithResponse<T> {
+  readonly data: T;
+  readonly response: ResponseInfo;
+}
+
+/**
+ * The part of an OpenTelemetry `TracerProvider` the client uses. Any provider
+ * of `@opentelemetry/api` 1.x fits (`trace.getTracerProvider()`, or the
+ * provider of `@opentelemetry/sdk-trace-base`).
+ */
+export interface TracerProviderLike {
+  getTracer(name: string, version?: string): unknown;
+}
+
+/** Tracing options: where spans go, and whether each attempt gets an HTTP client span. */
+export interface TracingOptions {
+  /**
+   * The provider to trace with.
+   * @default the global provider of `@opentelemetry/api`, when one is registered
+   */
+  tracerProvider?: TracerProviderLike | undefined;
+  /**
+   * One HTTP client span per attempt, under the operation's span, following
+   * the HTTP semantic conventions. Off by default: many apps trace `fetch` itself.
+   * @default false
+   */
+  httpSpans?: boolean | undefined;
+}

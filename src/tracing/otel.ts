@@ -1,0 +1,174 @@
+// OpenTelemetry tracing, loaded (as a chunk of its own in the ESM build) only
+// when a tracer provider is passed or registered: users without it pay for
+// none of this. It speaks to @opentelemetry/api 1.x through the objects that
+// API registers on globalThis and the provider it is given, never importing
+// the package, so that bundlers need not resolve it when it is not installed.
+
+import type { TracerProviderLike } from '../observe.js';
+import type { OperationName, RetryInfo } from '../options.js';
+
+type Attributes = Record<string, string | number | boolean>;
+
+interface Span {
+  setAttribute(key: string, value: string | number | boolean): unknown;
+  addEvent(name: string, attributes?: Attributes): unknown;
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException(exception: unknown): unknown;
+  end(): void;
+}
+
+interface Context {
+  getValue(key: symbol): unknown;
+  setValue(key: symbol, value: unknown): Context;
+  deleteValue(key: symbol): Context;
+}
+
+interface Tracer {
+  startSpan(
+    name: string,
+    options?: { kind?: number; attributes?: Attributes },
+    context?: Context,
+  ): Span;
+}
+
+interface OtelGlobal {
+  trace?: TracerProviderLike;
+  context?: { active(): Context; with<T>(context: Context, fn: () => T): T };
+}
+
+// Values fixed by @opentelemetry/api 1.x.
+const GLOBAL = Symbol.for('opentelemetry.js.api.1');
+const SPAN_KEY = Symbol.for('OpenTelemetry Context Key SPAN');
+const SPAN_KIND_INTERNAL = 0;
+const SPAN_KIND_CLIENT = 2;
+const STATUS_ERROR = 2;
+
+/** The API's global registry, when `@opentelemetry/api` registered anything. */
+export function otelGlobal(): OtelGlobal | undefined {
+  return (globalThis as Record<symbol, OtelGlobal | undefined>)[GLOBAL];
+}
+
+/** A context for when no context manager is registered: values in a map. */
+class PlainContext implements Context {
+  constructor(readonly values = new Map<symbol, unknown>()) {}
+  getValue(key: symbol): unknown {
+    return this.values.get(key);
+  }
+  setValue(key: symbol, value: unknown): Context {
+    return new PlainContext(new Map(this.values).set(key, value));
+  }
+  deleteValue(key: symbol): Context {
+    const values = new Map(this.values);
+    values.delete(key);
+    return new PlainContext(values);
+  }
+}
+
+/** The tracing of one attempt: its HTTP client span, when asked for. */
+export interface AttemptTrace {
+  /** Ends the attempt's span: with the response's status, or the error that left it without one. */
+  end(status: number | undefined, error?: unknown): void;
+}
+
+/** The tracing of one call: its operation span and, optionally, one HTTP span per attempt. */
+export interface CallTrace {
+  attempt(attempt: number, method: string, url: string): AttemptTrace | undefined;
+  /** A retry or a hold, as an event of the operation's span. */
+  wait(info: RetryInfo): void;
+  /** Ends the operation's span, failed when `error` is given. */
+  end(error?: unknown): void;
+}
+
+export interface Tracing {
+  start(operation: OperationName, method: string, path: string): CallTrace;
+}
+
+const errorType = (error: unknown): string =>
+  error instanceof Error ? error.name : typeof error === 'object' ? 'Error' : String(typeof error);
+
+/** Tracing on `provider`; `httpSpans` adds one HTTP client span per attempt. */
+export function createTracing(
+  provider: TracerProviderLike,
+  httpSpans: boolean,
+  baseUrl: string,
+  version: string,
+): Tracing {
+  const tracer = provider.getTracer('@animal-store/sdk', version) as Tracer;
+  const base = new URL(baseUrl);
+  const port = Number(base.port) || (base.protocol === 'https:' ? 443 : 80);
+  return {
+    start(operation, method, path) {
+      const contexts = otelGlobal()?.context;
+      const parent = contexts?.active() ?? new PlainContext();
+      const span = tracer.startSpan(
+        operation,
+        {
+          kind: SPAN_KIND_INTERNAL,
+          attributes: {
+            'animal_store.operation': operation,
+            'http.request.method': method,
+            'url.template': path,
+            'server.address': base.hostname,
+            'server.port': port,
+          },
+        },
+        parent,
+      );
+      const within = parent.setValue(SPAN_KEY, span);
+      return {
+        attempt(attempt, requestMethod, url) {
+          if (!httpSpans) return undefined;
+          const attributes: Attributes = {
+            'http.request.method': requestMethod,
+            'url.full': url,
+            'url.template': path,
+            'server.address': base.hostname,
+            'server.port': port,
+          };
+          if (attempt > 1) attributes['http.request.resend_count'] = attempt - 1;
+          const http = tracer.startSpan(
+            `${requestMethod} ${path}`,
+            { kind: SPAN_KIND_CLIENT, attributes },
+            within,
+          );
+          return {
+            end(status, error) {
+              if (status !== undefined) http.setAttribute('http.response.status_code', status);
+              const type =
+                status !== undefined && status >= 400
+                  ? String(status)
+                  : error
+                    ? errorType(error)
+                    : undefined;
+              if (type) {
+                http.setAttribute('error.type', type);
+                http.setStatus({ code: STATUS_ERROR });
+              }
+              http.end();
+            },
+          };
+        },
+        wait(info) {
+          const attributes: Attributes = {
+            'animal_store.attempt': info.attempt,
+            'animal_store.wait_ms': info.delayMs,
+            'animal_store.reason': info.reason,
+          };
+          if (info.error) attributes['error.type'] = info.error.name;
+          span.addEvent(info.error ? 'retry' : 'hold', attributes);
+        },
+        end(error) {
+          if (error !== undefined) {
+            span.setAttribute('error.type', errorType(error));
+            if (error instanceof Error) span.recordException(error);
+            span.setStatus({
+              code: STATUS_ERROR,
+              message: error instanceof Error ? error.message : String(errorType(error)),
+            });
+          }
+          span.end();
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,359 @@
+// Seeing and extending every call: a custom fetch called as the platform's,
+// per-request headers, hooks, raw responses and OpenTelemetry tracing, all
+// through the public API.
+import { context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  AnimalStoreError,
+  type BeforeRequestContext,
+  MemoryQuotaStore,
+  NotFoundError,
+  PetsClient,
+  type RetryInfo,
+  ServerError,
+} from '../src/index.js';
+import { type MockServer, SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
+import {
+  API_KEY,
+  apiError,
+  clientWith,
+  json,
+  rex,
+  scriptedFetch,
+} from './helpers/scripted-fetch.js';
+
+const KEY = 'sk_observe_0123456789';
+let mock: MockServer;
+
+beforeAll(async () => {
+  mock = await startMockServer({ apiKeys: [KEY], seed: SAMPLE_PETS });
+});
+afterAll(async () => {
+  await mock.close();
+});
+
+const lines: string[] = [];
+const logger = {
+  error: (line: string) => lines.push(line),
+  warn: () => undefined,
+  info: () => undefined,
+  debug: () => undefined,
+};
+afterEach(() => {
+  lines.length = 0;
+});
+
+describe('a custom fetch', () => {
+  it('is called as the platform fetch is, so the common wrapper keeps the key', async () => {
+    const calls: { input: unknown; init: RequestInit }[] = [];
+    const client = new PetsClient({
+      apiKey: KEY,
+      baseUrl: mock.url,
+      quotaStore: new MemoryQuotaStore(),
+      deprecationWarnings: false,
+      // The wrapper users write: spread init, add a header.
+      fetch: (input, init) => {
+        calls.push({ input, init });
+        return fetch(input, { ...init, headers: { ...init?.headers, 'x-trace-id': 'abc' } });
+      },
+    });
+    expect(await client.listPets({ limit: 2 })).toHaveLength(2);
+    const created = await client.createPet({ name: 'Wrapped', categoryId: 2 });
+    expect(await client.getPet(created.id)).toMatchObject({ name: 'Wrapped' });
+    const [list, post] = calls;
+    expect(typeof list?.input).toBe('string');
+    expect(list?.input).toBe(`${mock.url}/pets?limit=2`);
+    expect(Object.keys(list?.init ?? {}).sort()).toEqual([
+      'body',
+      'headers',
+      'method',
+      'redirect',
+      'signal',
+    ]);
+    expect(list?.init.method).toBe('GET');
+    expect(list?.init.redirect).toBe('manual');
+    expect(list?.init.signal).toBeInstanceOf(AbortSignal);
+    expect(list?.init.headers).toMatchObject({ authorization: `Bearer ${KEY}` });
+    expect(post?.init).toMatchObject({
+      method: 'POST',
+      body: '{"name":"Wrapped","categoryId":2}',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+    });
+  });
+});
+
+describe('per-request headers', () => {
+  it('are merged over the client headers, for that call only', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { headers: { 'x-a': 'client', 'x-b': 'client' } });
+    await client.listPets({}, { headers: { 'x-b': 'call', 'x-c': 'call' } });
+    await client.listPets();
+    const [first, second] = stub.received.map((r) => r.request.headers);
+    expect(first?.get('x-a')).toBe('client');
+    expect(first?.get('x-b')).toBe('call');
+    expect(first?.get('x-c')).toBe('call');
+    expect(first?.get('authorization')).toBe(`Bearer ${API_KEY}`);
+    expect(second?.get('x-b')).toBe('client');
+    expect(second?.has('x-c')).toBe(false);
+  });
+
+  it('cannot set Authorization or a malformed header; nothing is sent', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch);
+    await expect(
+      client.listPets({}, { headers: { Authorization: 'Bearer other' } }),
+    ).rejects.toThrow('Invalid listPets option headers: Authorization is set from apiKey');
+    await expect(
+      client.createPet({ name: 'x', categoryId: 1 }, { headers: { 'x-bad': 'a\nb' } }),
+    ).rejects.toBeInstanceOf(AnimalStoreError);
+    expect(stub.received).toHaveLength(0);
+  });
+});
+
+describe('hooks', () => {
+  it('see each request, response, wait and failure, with the operation and attempt', async () => {
+    const stub = scriptedFetch(apiError(503), json([rex]), apiError(404)).thenAlways(json(rex));
+    const events: string[] = [];
+    const retries: RetryInfo[] = [];
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      hooks: {
+        beforeRequest: ({ operation, attempt, method, url, headers }) => {
+          events.push(`request ${operation} #${attempt} ${method} ${url}`);
+          expect(headers.has('authorization')).toBe(false);
+          headers.set('x-attempt', String(attempt));
+        },
+        afterResponse: ({ operation, attempt, status, headers, durationMs }) => {
+          events.push(`response ${operation} #${attempt} ${status}`);
+          expect(headers).toBeInstanceOf(Headers);
+          expect(durationMs).toBeGreaterThanOrEqual(0);
+        },
+        beforeRetry: (info) => {
+          retries.push(info);
+          events.push(`retry ${info.operation} after #${info.attempt} (${info.reason})`);
+        },
+        onError: ({ operation, attempt, error }) => {
+          events.push(`error ${operation} after ${attempt}: ${(error as Error).name}`);
+        },
+      },
+    });
+    await client.listPets({ limit: 5 });
+    await expect(client.getPet(9)).rejects.toBeInstanceOf(NotFoundError);
+    expect(events).toEqual([
+      'request listPets #1 GET http://127.0.0.1:4010/v1/pets?limit=5',
+      'response listPets #1 503',
+      'retry listPets after #1 (server-error)',
+      'request listPets #2 GET http://127.0.0.1:4010/v1/pets?limit=5',
+      'response listPets #2 200',
+      'request getPet #1 GET http://127.0.0.1:4010/v1/pets/9',
+      'response getPet #1 404',
+      'error getPet after 1: NotFoundError',
+    ]);
+    expect(stub.received.map((r) => r.request.headers.get('x-attempt'))).toEqual(['1', '2', '1']);
+    expect(retries[0]).toMatchObject({ operation: 'listPets', attempt: 1, reason: 'server-error' });
+    expect(lines).toEqual([]);
+  });
+
+  it('that throw are logged and break nothing: no second POST, the budget kept, the key redacted', async () => {
+    const stub = scriptedFetch(apiError(503)).thenAlways(json(rex, 201));
+    const thrower = () => {
+      throw new Error(`hook broke with ${API_KEY}`);
+    };
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      hooks: {
+        beforeRequest: thrower,
+        afterResponse: thrower,
+        beforeRetry: thrower,
+        onError: thrower,
+      },
+    });
+    const error = await client.createPet({ name: 'Rex', categoryId: 3 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServerError);
+    expect(stub.received).toHaveLength(1);
+    const created = await client.createPet({ name: 'Rex', categoryId: 3, status: 'available' });
+    expect(created.id).toBe(1);
+    expect(stub.received).toHaveLength(2);
+    expect(
+      lines.some((l) => l.startsWith('[animal-store] hooks.beforeRequest threw and was ignored')),
+    ).toBe(true);
+    expect(lines.some((l) => l.startsWith('[animal-store] hooks.afterResponse threw'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('[animal-store] hooks.onError threw'))).toBe(true);
+    expect(lines.join('\n')).not.toContain(API_KEY);
+  });
+
+  it('cannot set Authorization from beforeRequest', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      hooks: {
+        beforeRequest: ({ headers }: BeforeRequestContext) =>
+          headers.set('authorization', 'Bearer stolen'),
+      },
+    });
+    await client.listPets();
+    expect(stub.received[0]?.request.headers.get('authorization')).toBe(`Bearer ${API_KEY}`);
+    expect(lines).toEqual([expect.stringContaining('set Authorization, which is reserved')]);
+  });
+
+  it('must be functions', () => {
+    expect(() => clientWith(scriptedFetch().fetch, { hooks: { onError: 'no' as never } })).toThrow(
+      'Invalid hooks.onError: expected a function, got the string "no"',
+    );
+  });
+});
+
+describe('client.withResponse', () => {
+  it('gives the validated data with the status, headers, rate-limit values and attempts', async () => {
+    const reset = String(Math.ceil(Date.now() / 1000) + 60);
+    const stub = scriptedFetch(apiError(503)).thenAlways((request) =>
+      json(request.method === 'POST' ? rex : [rex], request.method === 'POST' ? 201 : 200, {
+        'x-ratelimit-limit': '60',
+        'x-ratelimit-remaining': '41',
+        'x-ratelimit-reset': reset,
+        'x-echo': `Bearer ${API_KEY}`,
+        'x-request-id': 'req-1',
+      }),
+    );
+    const client = clientWith(stub.fetch);
+    const { data, response } = await client.withResponse.listPets({ status: 'available' });
+    expect(data).toEqual([rex]);
+    expect(response.status).toBe(200);
+    expect(response.attempts).toBe(2);
+    expect(response.headers.get('x-request-id')).toBe('req-1');
+    expect(response.headers.get('x-echo')).toBe('Bearer [redacted]');
+    expect(response.rateLimit).toMatchObject({ limit: 60, remaining: 41 });
+    const created = await client.withResponse.createPet({ name: 'Rex', categoryId: 3 });
+    expect(created.data.name).toBe('Rex');
+    expect(created.response.status).toBe(201);
+    await expect(client.withResponse.getPet('x' as unknown as number)).rejects.toThrow('petId');
+  });
+});
+
+describe('OpenTelemetry', () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  afterEach(() => exporter.reset());
+  const spans = () => exporter.getFinishedSpans();
+  const everything = (list: ReadableSpan[]) =>
+    JSON.stringify(
+      list.map((s) => ({
+        name: s.name,
+        attributes: s.attributes,
+        events: s.events,
+        status: s.status,
+      })),
+    );
+
+  it('makes one span per call, with an event for each retry and each hold', async () => {
+    const stub = scriptedFetch(apiError(503)).thenAlways(
+      json([rex], 200, {
+        'x-ratelimit-limit': '9',
+        'x-ratelimit-remaining': '5',
+        'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
+      }),
+    );
+    const client = clientWith(stub.fetch, { apiKey: KEY, tracing: { tracerProvider: provider } });
+    // Two at once on an unknown budget: the second is held for the first's answer.
+    await Promise.all([client.listPets(), client.listPets()]);
+    const finished = spans();
+    expect(finished.map((s) => s.name)).toEqual(['listPets', 'listPets']);
+    const events = finished.flatMap((s) =>
+      s.events.map((e) => `${e.name}:${e.attributes?.['animal_store.reason']}`),
+    );
+    expect(events).toContain('retry:server-error');
+    expect(events).toContain('hold:budget-unknown');
+    expect(finished[0]?.kind).toBe(0);
+    expect(finished[0]?.attributes).toMatchObject({
+      'animal_store.operation': 'listPets',
+      'server.address': '127.0.0.1',
+    });
+    expect(everything(finished)).not.toContain(KEY);
+  });
+
+  it('adds HTTP client spans per attempt under the call, when asked, after the semantic conventions', async () => {
+    const stub = scriptedFetch(apiError(503), json([rex])).thenAlways(apiError(404));
+    const client = clientWith(stub.fetch, {
+      apiKey: KEY,
+      tracing: { tracerProvider: provider, httpSpans: true },
+    });
+    await client.listPets({ limit: 3 });
+    await client.getPet(5).catch(() => undefined);
+    const finished = spans();
+    const http = finished.filter((s) => s.kind === 2);
+    expect(http.map((s) => s.name)).toEqual(['GET /pets', 'GET /pets', 'GET /pets/{petId}']);
+    expect(http[0]?.attributes).toEqual({
+      'http.request.method': 'GET',
+      'url.full': 'http://127.0.0.1:4010/v1/pets?limit=3',
+      'url.template': '/pets',
+      'server.address': '127.0.0.1',
+      'server.port': 4010,
+      'http.response.status_code': 503,
+      'error.type': '503',
+    });
+    expect(http[1]?.attributes).toMatchObject({
+      'http.request.resend_count': 1,
+      'http.response.status_code': 200,
+    });
+    expect(http[1]?.attributes['error.type']).toBeUndefined();
+    const calls = finished.filter((s) => s.kind === 0);
+    expect(http[0]?.parentSpanContext?.spanId).toBe(calls[0]?.spanContext().spanId);
+    expect(calls[1]?.status.code).toBe(2);
+    expect(calls[1]?.attributes['error.type']).toBe('NotFoundError');
+    expect(everything(finished)).not.toContain(KEY);
+  });
+
+  it('uses the globally registered provider, under the active span, unless turned off', async () => {
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    trace.setGlobalTracerProvider(provider);
+    try {
+      const stub = scriptedFetch().thenAlways(json([rex]));
+      const client = clientWith(stub.fetch);
+      const tracer = trace.getTracer('app');
+      await tracer.startActiveSpan('request handler', async (parent) => {
+        await client.listPets();
+        parent.end();
+      });
+      const [call, parent] = spans();
+      expect(call?.name).toBe('listPets');
+      expect(call?.parentSpanContext?.spanId).toBe(parent?.spanContext().spanId);
+      exporter.reset();
+      await clientWith(stub.fetch, { tracing: false }).listPets();
+      expect(spans()).toEqual([]);
+    } finally {
+      trace.disable();
+      context.disable();
+    }
+  });
+
+  it('that fails never fails the call', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const broken = {
+      getTracer: () => ({
+        startSpan: () => {
+          throw new Error('tracer down');
+        },
+      }),
+    };
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      tracing: { tracerProvider: broken },
+    });
+    expect(await client.listPets()).toEqual([rex]);
+    expect(lines).toEqual([
+      expect.stringContaining('Tracing failed and was skipped: Error: tracer down'),
+    ]);
+  });
+});
