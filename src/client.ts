@@ -5,7 +5,7 @@ import { runCall, runCallWithResponse } from './call/run.js';
 import { Transport } from './call/transport.js';
 import { warnDeprecatedOnce } from './deprecation.js';
 import { AnimalStoreError } from './errors/AnimalStoreError.js';
-import { LevelLogger } from './logger.js';
+import { describeThrown, LevelLogger } from './logger.js';
 import type { WithResponse } from './observe.js';
 import {
   type ClientOptions,
@@ -111,7 +111,7 @@ export class PetsClient {
         headers: checkHeaders(options.headers),
       }),
       quota: new Quota(store, bucketName(apiKey, this.baseUrl), (error) =>
-        log.log('error', `The quota store failed to record a response: ${String(error)}`),
+        log.log('error', `The quota store failed to record a response: ${describeThrown(error)}`),
       ),
       maxRetries,
       maxRetryDelayMs,

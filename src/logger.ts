@@ -44,3 +44,12 @@ export class LevelLogger {
 export function isLogLevel(value: unknown): value is LogLevel {
   return typeof value === 'string' && Object.hasOwn(RANK, value);
 }
+
+/** What was thrown, as text for a log line; never throws itself, whatever was thrown. */
+export function describeThrown(thrown: unknown): string {
+  try {
+    return thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+  } catch {
+    return `a value of type ${typeof thrown}`;
+  }
+}

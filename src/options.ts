@@ -290,15 +290,32 @@ export function checkHeaders(
   return checked;
 }
 
-/** Checks the `hooks` option: each one given must be a function. */
-export function checkHooks(hooks: Hooks | undefined): Hooks | undefined {
-  for (const name of ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError'] as const) {
-    const hook = hooks?.[name];
-    if (hook !== undefined && typeof hook !== 'function') {
-      fail(`Invalid hooks.${name}: expected a function, got ${describeValue(hook)}.`);
+const HOOK_NAMES = ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError'] as const;
+
+/**
+ * Checks the `hooks` option: each one given must be a function. Returns a
+ * frozen copy, so that a hook replaced or a getter on the caller's object
+ * later changes nothing.
+ */
+export function checkHooks(hooks: Hooks | undefined): Hooks {
+  if (hooks !== undefined && (typeof hooks !== 'object' || hooks === null)) {
+    fail(`Invalid hooks: expected an object of functions, got ${describeValue(hooks)}.`);
+  }
+  for (const name of Object.keys(hooks ?? {})) {
+    if (!(HOOK_NAMES as readonly string[]).includes(name)) {
+      fail(`Invalid hooks.${name}: there is no such hook; the hooks are ${HOOK_NAMES.join(', ')}.`);
     }
   }
-  return hooks;
+  const checked: Hooks = {};
+  for (const name of HOOK_NAMES) {
+    const hook = hooks?.[name];
+    if (hook === undefined) continue;
+    if (typeof hook !== 'function') {
+      fail(`Invalid hooks.${name}: expected a function, got ${describeValue(hook)}.`);
+    }
+    checked[name] = hook as never;
+  }
+  return Object.freeze(checked);
 }
 
 /** Checks a `logger` option: `console` when absent. */

@@ -206,9 +206,79 @@ describe('hooks', () => {
     expect(lines).toEqual([expect.stringContaining('set Authorization, which is reserved')]);
   });
 
-  it('must be functions', () => {
+  it('that are async and reject are logged, never an unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const stub = scriptedFetch(apiError(503)).thenAlways(json([rex]));
+      const rejecter = async () => {
+        throw new Error(`async hook broke with ${API_KEY}`);
+      };
+      const client = clientWith(stub.fetch, {
+        logger,
+        logLevel: 'error',
+        hooks: {
+          beforeRequest: rejecter,
+          afterResponse: rejecter,
+          beforeRetry: rejecter,
+          onError: rejecter,
+        },
+      });
+      expect(await client.listPets()).toEqual([rex]);
+      await expect(client.getPet(Number.NaN)).rejects.toThrow('petId');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).toEqual([]);
+      for (const hook of ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError']) {
+        expect(lines).toContainEqual(
+          `[animal-store] hooks.${hook} threw and was ignored: Error: async hook broke with [redacted]`,
+        );
+      }
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('that throw what cannot be turned into text are still logged', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      hooks: {
+        afterResponse: () => {
+          throw Object.create(null);
+        },
+      },
+    });
+    expect(await client.listPets()).toEqual([rex]);
+    expect(lines).toEqual([
+      '[animal-store] hooks.afterResponse threw and was ignored: a value of type object',
+    ]);
+  });
+
+  it('are read once, when the client is made', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const seen: string[] = [];
+    const hooks: { afterResponse?: () => void } = { afterResponse: () => seen.push('first') };
+    const client = clientWith(stub.fetch, { hooks });
+    hooks.afterResponse = () => {
+      throw new Error('replaced');
+    };
+    await client.listPets();
+    expect(seen).toEqual(['first']);
+  });
+
+  it('must be functions, under the names there are', () => {
     expect(() => clientWith(scriptedFetch().fetch, { hooks: { onError: 'no' as never } })).toThrow(
       'Invalid hooks.onError: expected a function, got the string "no"',
+    );
+    expect(() =>
+      clientWith(scriptedFetch().fetch, { hooks: { beforeRequets: () => undefined } as never }),
+    ).toThrow(
+      'Invalid hooks.beforeRequets: there is no such hook; the hooks are beforeRequest, afterResponse, beforeRetry, onError.',
+    );
+    expect(() => clientWith(scriptedFetch().fetch, { hooks: 'all' as never })).toThrow(
+      AnimalStoreError,
     );
   });
 });
@@ -355,5 +425,37 @@ describe('OpenTelemetry', () => {
     expect(lines).toEqual([
       expect.stringContaining('Tracing failed and was skipped: Error: tracer down'),
     ]);
+  });
+
+  it('whose spans throw at every step never fails, holds or resends a call', async () => {
+    const stub = scriptedFetch(apiError(503)).thenAlways(json([rex]));
+    const boom = () => {
+      throw new Error('span down');
+    };
+    const span = {
+      setAttribute: boom,
+      addEvent: boom,
+      setStatus: boom,
+      recordException: boom,
+      end: boom,
+    };
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      tracing: {
+        tracerProvider: { getTracer: () => ({ startSpan: () => span }) },
+        httpSpans: true,
+      },
+    });
+    await expect(client.createPet({ name: 'Rex', categoryId: 3 })).rejects.toBeInstanceOf(
+      ServerError,
+    );
+    expect(stub.received).toHaveLength(1);
+    expect(await client.listPets()).toEqual([rex]);
+    expect(stub.received).toHaveLength(2);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.every((l) => l.includes('Tracing failed and was skipped: Error: span down'))).toBe(
+      true,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { RateLimitError } from '../errors/RateLimitError.js';
-import type { LevelLogger } from '../logger.js';
+import { describeThrown, type LevelLogger } from '../logger.js';
 import type { Hooks, TracerProviderLike } from '../observe.js';
 import type { RetryInfo } from '../options.js';
 import type { HoldRequest, Quota } from '../quota/Quota.js';
@@ -90,19 +90,29 @@ export class CallContext {
       this.#tracerFor = provider;
       const httpSpans = options?.httpSpans === true;
       this.#tracer = import('../tracing/otel.js').then((m) =>
-        m.createTracing(provider, httpSpans, this.baseUrl, VERSION),
+        m.createTracing(provider, httpSpans, this.baseUrl, VERSION, (error) =>
+          this.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`),
+        ),
       );
     }
     return this.#tracer;
   }
 
-  /** Calls a hook, never letting it break the call: a throw is logged and ignored. */
-  run<A>(name: string, hook: ((argument: A) => void) | undefined, argument: A): void {
+  /**
+   * Calls a hook, never letting it break the call: a throw, or the rejection
+   * of a promise it returns (not awaited), is logged and ignored.
+   */
+  run<A>(name: string, hook: ((argument: A) => unknown) | undefined, argument: A): void {
     if (!hook) return;
+    const failed = (error: unknown) =>
+      this.log.log('error', `${name} threw and was ignored: ${describeThrown(error)}`);
     try {
-      hook(argument);
+      const result = hook(argument) as { then?: unknown } | null | undefined;
+      if (typeof result?.then === 'function') {
+        (result as PromiseLike<unknown>).then(undefined, failed);
+      }
     } catch (error) {
-      this.log.log('error', `${name} threw and was ignored: ${String(error)}`);
+      failed(error);
     }
   }
 

@@ -5,6 +5,7 @@ import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { describeIssues } from '../errors/ValidationIssue.js';
 import type { WithResponse } from '../observe.js';
 import { checkDuration, checkHeaders, checkMaxRetries, type RequestOptions } from '../options.js';
+import { describeThrown } from '../logger.js';
 import { sleep } from '../sleep.js';
 import type { Tracing } from '../tracing/otel.js';
 import { validateInput, validateOutput } from '../validation/validate.js';
@@ -98,7 +99,7 @@ async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing
       call.operation.path,
     );
   } catch (error) {
-    ctx.log.log('error', `Tracing failed and was skipped: ${String(error)}`);
+    ctx.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`);
   }
 }
 

@@ -80,24 +80,48 @@ export interface CallTrace {
 }
 
 export interface Tracing {
-  start(operation: OperationName, method: string, path: string): CallTrace;
+  /** The call's tracing; `undefined` when the tracer failed to start its span. */
+  start(operation: OperationName, method: string, path: string): CallTrace | undefined;
 }
 
 const errorType = (error: unknown): string =>
   error instanceof Error ? error.name : typeof error === 'object' ? 'Error' : String(typeof error);
 
-/** Tracing on `provider`; `httpSpans` adds one HTTP client span per attempt. */
+/**
+ * `fn`, made safe: whatever it throws is reported and swallowed, so that a
+ * broken tracer can never fail a call.
+ */
+function guarded<A extends unknown[], R>(
+  report: (error: unknown) => void,
+  fn: (...args: A) => R,
+): (...args: A) => R | undefined {
+  return (...args) => {
+    try {
+      return fn(...args);
+    } catch (error) {
+      report(error);
+      return undefined;
+    }
+  };
+}
+
+/**
+ * Tracing on `provider`; `httpSpans` adds one HTTP client span per attempt.
+ * What the provider, its tracer or a span throws goes to `report`, never to
+ * the call.
+ */
 export function createTracing(
   provider: TracerProviderLike,
   httpSpans: boolean,
   baseUrl: string,
   version: string,
+  report: (error: unknown) => void,
 ): Tracing {
   const tracer = provider.getTracer('@animal-store/sdk', version) as Tracer;
   const base = new URL(baseUrl);
   const port = Number(base.port) || (base.protocol === 'https:' ? 443 : 80);
   return {
-    start(operation, method, path) {
+    start: guarded(report, (operation, method, path) => {
       const contexts = otelGlobal()?.context;
       const parent = contexts?.active() ?? new PlainContext();
       const span = tracer.startSpan(
@@ -116,7 +140,7 @@ export function createTracing(
       );
       const within = parent.setValue(SPAN_KEY, span);
       return {
-        attempt(attempt, requestMethod, url) {
+        attempt: guarded(report, (attempt, requestMethod, url) => {
           if (!httpSpans) return undefined;
           const attributes: Attributes = {
             'http.request.method': requestMethod,
@@ -132,7 +156,7 @@ export function createTracing(
             within,
           );
           return {
-            end(status, error) {
+            end: guarded(report, (status: number | undefined, error?: unknown) => {
               if (status !== undefined) http.setAttribute('http.response.status_code', status);
               const type =
                 status !== undefined && status >= 400
@@ -145,10 +169,10 @@ export function createTracing(
                 http.setStatus({ code: STATUS_ERROR });
               }
               http.end();
-            },
+            }),
           };
-        },
-        wait(info) {
+        }),
+        wait: guarded(report, (info: RetryInfo) => {
           const attributes: Attributes = {
             'animal_store.attempt': info.attempt,
             'animal_store.wait_ms': info.delayMs,
@@ -156,8 +180,8 @@ export function createTracing(
           };
           if (info.error) attributes['error.type'] = info.error.name;
           span.addEvent(info.error ? 'retry' : 'hold', attributes);
-        },
-        end(error) {
+        }),
+        end: guarded(report, (error?: unknown) => {
           if (error !== undefined) {
             span.setAttribute('error.type', errorType(error));
             if (error instanceof Error) span.recordException(error);
@@ -167,8 +191,8 @@ export function createTracing(
             });
           }
           span.end();
-        },
+        }),
       };
-    },
+    }),
   };
 }
