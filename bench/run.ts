@@ -464,11 +464,14 @@ ${rows.join('\n')}
 
 ${quota.rows.join('\n')}
 `;
-// The fleet benchmark (`npm run bench:fleet`) keeps its own section of the file.
+// The fleet and observe benchmarks (`npm run bench:fleet`, `bench:observe`)
+// keep their own sections of the file.
 const resultsFile = new URL('./RESULTS.md', import.meta.url);
-const fleet = existsSync(resultsFile)
-  ? /<!-- fleet:start -->[\s\S]*<!-- fleet:end -->/.exec(readFileSync(resultsFile, 'utf8'))?.[0]
-  : undefined;
-writeFileSync(resultsFile, fleet ? `${report}\n${fleet}\n` : report);
+const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
+const kept = ['fleet', 'observe'].flatMap(
+  (name) =>
+    new RegExp(`<!-- ${name}:start -->[\\s\\S]*<!-- ${name}:end -->`).exec(previous)?.[0] ?? [],
+);
+writeFileSync(resultsFile, [report, ...kept].join('\n') + (kept.length ? '\n' : ''));
 console.log(report);
 process.exit(0);
