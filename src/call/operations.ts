@@ -1,4 +1,4 @@
-import type { Client } from 'openapi-fetch';
+import type { Client, Middleware } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
 import type { ValidationIssue } from '../errors/ValidationIssue.js';
 import type { OperationName } from '../options.js';
@@ -16,6 +16,8 @@ import type { Output, SchemaName } from '../validation/verdict.js';
 export interface SendInit {
   readonly signal: AbortSignal;
   readonly fetch: (request: Request) => Promise<Response>;
+  /** openapi-fetch middleware for this request alone, when the attempt has any. */
+  readonly middleware?: Middleware[];
 }
 
 /** One operation of the service, as the client runs it. */

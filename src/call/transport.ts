@@ -7,7 +7,8 @@ import type { Operation } from './operations.js';
 
 /**
  * Gives the headers of one attempt (without `authorization`, which the
- * transport sets last) once its URL is known.
+ * transport sets last) once its URL is known: run as openapi-fetch
+ * middleware (`onRequest`) for that request alone.
  */
 export type PrepareHeaders = (url: string, method: 'GET' | 'POST') => Record<string, string>;
 
@@ -28,6 +29,8 @@ class PlainRequest implements RequestInit {
   readonly body: BodyInit | null;
   readonly signal: AbortSignal | null;
   readonly redirect: RequestRedirect;
+  /** This attempt's own headers, when {@link PrepareHeaders} made them. */
+  prepared: Record<string, string> | undefined;
 
   constructor(url: string, init: RequestInit & { headers: Headers }) {
     this.url = url;
@@ -119,7 +122,7 @@ export class Exchange {
  */
 export class Transport {
   readonly #api: Client<paths>;
-  readonly #dispatch: (request: Request, prepare?: PrepareHeaders) => Promise<Response>;
+  readonly #dispatch: (request: Request) => Promise<Response>;
   readonly #custom: boolean;
   /** The headers every request carries, `authorization` included. */
   readonly headers: Readonly<Record<string, string>>;
@@ -142,12 +145,12 @@ export class Transport {
     // Bearer injection at the one place every request leaves through. The
     // only header openapi-fetch adds itself is the content type of a JSON body.
     // A caller's fetch gets what the platform's would: the URL and a plain init.
-    this.#dispatch = (request: Request, prepare?: PrepareHeaders) => {
+    this.#dispatch = (request: Request) => {
       const plain = request as unknown as PlainRequest;
       const json = plain.body !== null;
-      plain.headers = prepare
+      plain.headers = plain.prepared
         ? {
-            ...prepare(plain.url, plain.method as 'GET' | 'POST'),
+            ...plain.prepared,
             ...(json && { 'content-type': 'application/json' }),
             authorization,
           }
@@ -190,7 +193,7 @@ export class Transport {
     prepare?: PrepareHeaders,
   ): Promise<Response> {
     const fetch = async (request: Request) => {
-      const response = await this.#dispatch(request, prepare);
+      const response = await this.#dispatch(request);
       // A network error the fetch reported as a response (`Response.error()`),
       // or a custom fetch that resolved something else than a response.
       if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
@@ -201,7 +204,23 @@ export class Transport {
       standIn ??= new Response(null, { status: 204 });
       return standIn;
     };
-    await exchange.race(operation.send(this.#api, input, { signal: exchange.signal, fetch }));
+    const { signal } = exchange;
+    const init = prepare
+      ? {
+          signal,
+          fetch,
+          middleware: [
+            {
+              onRequest: ({ request }: { request: Request }) => {
+                const plain = request as unknown as PlainRequest;
+                plain.prepared = prepare(plain.url, plain.method as 'GET' | 'POST');
+                return undefined;
+              },
+            },
+          ],
+        }
+      : { signal, fetch };
+    await exchange.race(operation.send(this.#api, input, init));
     return exchange.response as Response;
   }
 
