@@ -18,9 +18,12 @@ import { root } from './pack.js';
  * `ANIMAL_STORE_BASE_URL`, messages that say what to fix) and for redaction
  * that walks every cause whole; then by 1 kB (16.44 kB measured) for hooks,
  * per-request headers, `withResponse` and the seam that loads tracing (the
- * tracing code itself is a lazy chunk, counted in the total only).
+ * tracing code itself is a lazy chunk, counted in the total only); then by
+ * 0.25 kB (16.65 kB measured) for hooks and tracers that fail safely (an async
+ * hook's rejection caught, every span method guarded) and middleware-built
+ * per-attempt headers. `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 16.75 * 1024, total: 24.25 * 1024 };
+export const BUDGET = { initial: 17 * 1024, total: 24.5 * 1024 };
 
 export interface Size {
   minified: number;
