@@ -28,6 +28,7 @@ export type {
 } from './observe.js';
 export type {
   ClientOptions,
+  HeadersOption,
   OperationName,
   RequestOptions,
   RetryInfo,

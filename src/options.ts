@@ -98,8 +98,11 @@ export interface ClientOptions {
    * @default globalThis.fetch
    */
   fetch?: ((input: string, init: RequestInit) => Promise<Response>) | undefined;
-  /** Extra headers sent with every request. `Authorization` is reserved for the key. */
-  headers?: Record<string, string> | undefined;
+  /**
+   * Extra headers sent with every request. `Authorization` is reserved for
+   * the key; a value `undefined` is left out.
+   */
+  headers?: HeadersOption | undefined;
   /** Called before every wait (between attempts, and before a held request is sent), to see and log each decision. */
   onRetry?: ((info: RetryInfo) => void) | undefined;
   /** Functions called before each request, after each response, before each wait and when a call fails. */
@@ -156,9 +159,18 @@ export interface RequestOptions {
   timeoutMs?: number | undefined;
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number | undefined;
-  /** Headers for this call, over the client's. `Authorization` is reserved for the key. */
-  headers?: Record<string, string> | undefined;
+  /**
+   * Headers for this call, merged over the client's. `Authorization` is
+   * reserved for the key; a value `undefined` is left out.
+   */
+  headers?: HeadersOption | undefined;
 }
+
+/**
+ * Extra headers: names and values (a value `undefined` is left out), or a
+ * `Headers`.
+ */
+export type HeadersOption = Record<string, string | undefined> | Headers;
 
 /** The defaults, in one place. */
 export const DEFAULTS = Object.freeze({
@@ -268,13 +280,25 @@ function checkBaseUrl(baseUrl: string, where: string, options: ClientOptions): s
   return url.href.replace(/\/+$/, '');
 }
 
-/** Checks extra headers: valid, and not `Authorization`. */
-export function checkHeaders(
-  headers: Record<string, string> | undefined,
-  where = 'headers',
-): Headers {
+/**
+ * Checks extra headers: an object of names and values (a `Headers` or a list
+ * of pairs fits too), valid, and not `Authorization`. A value `undefined` is
+ * left out rather than sent as the text "undefined".
+ */
+export function checkHeaders(headers: HeadersOption | undefined, where = 'headers'): Headers {
   const checked = new Headers();
-  for (const [name, value] of Object.entries(headers ?? {})) {
+  if (headers === undefined) return checked;
+  if (typeof headers !== 'object' || headers === null) {
+    fail(
+      `Invalid ${where}: expected an object of header names and values, got ${describeValue(headers)}.`,
+    );
+  }
+  const entries =
+    headers instanceof Headers || Array.isArray(headers)
+      ? [...new Headers(headers as HeadersInit)]
+      : Object.entries(headers);
+  for (const [name, value] of entries) {
+    if (value === undefined) continue;
     if (name.toLowerCase() === 'authorization') {
       fail(`Invalid ${where}: Authorization is set from apiKey; pass the key as apiKey instead.`);
     }
@@ -282,7 +306,7 @@ export function checkHeaders(
       checked.set(name, value);
     } catch (cause) {
       throw new AnimalStoreError(
-        `Invalid header ${JSON.stringify(name)}: names must be tokens and values must not hold line breaks.`,
+        `Invalid ${where}: header ${JSON.stringify(name)} is not valid (names must be tokens and values must not hold line breaks).`,
         { cause },
       );
     }

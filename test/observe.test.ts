@@ -112,8 +112,29 @@ describe('per-request headers', () => {
     ).rejects.toThrow('Invalid listPets option headers: Authorization is set from apiKey');
     await expect(
       client.createPet({ name: 'x', categoryId: 1 }, { headers: { 'x-bad': 'a\nb' } }),
+    ).rejects.toThrow(
+      'Invalid createPet option headers: header "x-bad" is not valid (names must be tokens and values must not hold line breaks).',
+    );
+    await expect(client.listPets({}, { headers: 'x-a: 1' as never })).rejects.toThrow(
+      'Invalid listPets option headers: expected an object of header names and values, got the string',
+    );
+    await expect(
+      client.listPets({}, { headers: new Headers({ authorization: 'Bearer other' }) }),
     ).rejects.toBeInstanceOf(AnimalStoreError);
     expect(stub.received).toHaveLength(0);
+  });
+
+  it('leave out a value undefined, and may be a Headers', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const requestId: string | undefined = undefined;
+    const client = clientWith(stub.fetch, { headers: { 'x-a': 'client', 'x-gone': undefined } });
+    await client.listPets({}, { headers: { 'x-request-id': requestId } });
+    await client.listPets({}, { headers: new Headers({ 'x-from-headers': 'yes' }) });
+    const [first, second] = stub.received.map((r) => r.request.headers);
+    expect(first?.has('x-request-id')).toBe(false);
+    expect(first?.has('x-gone')).toBe(false);
+    expect(first?.get('x-a')).toBe('client');
+    expect(second?.get('x-from-headers')).toBe('yes');
   });
 });
 
