@@ -17,17 +17,16 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { gzipSync } from 'node:zlib';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { build, type Plugin } from 'esbuild';
+import type { Plugin } from 'esbuild';
 import { installInto, packTarball, root } from '../test/package/pack.js';
 import { measureBundle } from '../test/package/size.js';
+import { median, perCall, rotate } from './stats.js';
 
 const QUICK = process.argv.includes('--quick');
 const KEY = 'bench-key';
@@ -38,11 +37,6 @@ const { PetsClient, MemoryQuotaStore } = (await import(
   new URL('../dist/index.js', import.meta.url).href
 )) as Sdk;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
-const rotate = <T>(xs: T[], n: number) => xs.map((_, i) => xs[(i + n) % xs.length]!);
 const kb = (n: number) => `${(n / 1024).toFixed(2)} kB`;
 
 // --- per call, stub fetch ------------------------------------------------------------------
@@ -86,20 +80,16 @@ const runs: Record<string, () => Promise<unknown>> = {
   traced: () => traced.getPet(1),
   tracedHttp: () => tracedHttp.getPet(1),
 };
-async function perCall(run: () => Promise<unknown>, n: number): Promise<number> {
-  const t = performance.now();
-  for (let i = 0; i < n; i++) await run();
-  exporter.reset();
-  return ((performance.now() - t) * 1000) / n;
-}
 const N = 300;
 const times: Record<string, number[]> = Object.fromEntries(
   Object.keys(runs).map((key) => [key, [] as number[]]),
 );
 for (const run of Object.values(runs)) await perCall(run, 3000);
+exporter.reset();
 for (let round = 0; round < (QUICK ? 30 : 100); round++) {
   for (const key of rotate(Object.keys(runs), round)) {
     times[key]!.push(await perCall(runs[key]!, N));
+    exporter.reset();
   }
 }
 globalThis.fetch = platformFetch;
@@ -123,47 +113,12 @@ const withoutSeam: Plugin = {
     });
   },
 };
-async function bundleOfSource(plugins: Plugin[]) {
-  const result = await build({
-    stdin: {
-      contents: `export { PetsClient } from './src/index.ts';`,
-      resolveDir: root,
-      loader: 'ts',
-    },
-    bundle: true,
-    splitting: true,
-    minify: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    outdir: '/bundle',
-    write: false,
-    metafile: true,
-    plugins,
-  });
-  const outputs = Object.entries(result.metafile.outputs).map(
-    ([path, output]) => [resolve(path), output] as const,
-  );
-  const [entryPath, entry] = outputs.find(([, o]) => o.entryPoint === '<stdin>') ?? [];
-  const sizeOf = (path: string | undefined) => {
-    const file = result.outputFiles.find((f) => f.path === path);
-    return file ? gzipSync(file.contents, { level: 9 }).length : 0;
-  };
-  const [tracingPath] =
-    outputs.find(([, o]) => Object.keys(o.inputs).some((i) => /tracing[\\/]otel/.test(i))) ?? [];
-  return {
-    initial: sizeOf(entryPath),
-    tracing: tracingPath === entryPath ? 0 : sizeOf(tracingPath),
-    // Every import of the entry chunk should be dynamic (the Zod and tracing
-    // chunks), so that the entry alone is what loads up front.
-    staticImports: entry?.imports.filter((i) => i.kind === 'import-statement').length ?? 0,
-  };
-}
-const asBuilt = await bundleOfSource([]);
-const cutSeam = await bundleOfSource([withoutSeam]);
-if (asBuilt.staticImports || cutSeam.staticImports) {
-  throw new Error('the entry chunk imports another chunk statically: measure it with size.ts');
-}
+// From the source both times, so that only the cut differs.
+const tracingChunk = (bundle: Awaited<ReturnType<typeof measureBundle>>) =>
+  bundle.lazy.find((chunk) => chunk.inputs.some((i) => /tracing[\\/]otel/.test(i)))?.size.gzip ?? 0;
+const source = `${root}src/index.ts`;
+const asBuilt = await measureBundle(source);
+const cutSeam = await measureBundle(source, [withoutSeam]);
 const dist = await measureBundle();
 
 // --- import time and the first traced call --------------------------------------------------
@@ -239,10 +194,10 @@ Browser bundle of \`import { PetsClient }\` (esbuild, minified, splitting), min+
 | | loaded up front | tracing chunk (loads on the first traced call) |
 |---|---|---|
 | this build, from \`dist/\` (what \`npm test\` budgets) | ${kb(dist.initial.gzip)} | |
-| this build, from \`src/\` | ${kb(asBuilt.initial)} | ${kb(asBuilt.tracing)} |
-| the same with the tracing seam cut out | ${kb(cutSeam.initial)} | none |
+| this build, from \`src/\` | ${kb(asBuilt.initial.gzip)} | ${kb(tracingChunk(asBuilt))} |
+| the same with the tracing seam cut out | ${kb(cutSeam.initial.gzip)} | ${tracingChunk(cutSeam) ? kb(tracingChunk(cutSeam)) : 'none'} |
 
-The seam that finds a provider and loads tracing costs **${asBuilt.initial - cutSeam.initial} bytes** up front; the tracing code itself loads only when a provider is there.
+The seam that finds a provider and loads tracing costs **${asBuilt.initial.gzip - cutSeam.initial.gzip} bytes** up front; the tracing code itself loads only when a provider is there.
 
 Import and first call in a fresh process, the installed tarball, medians of ${processTimes.bare!.importMs.length} interleaved runs:
 

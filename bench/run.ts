@@ -20,6 +20,7 @@ import { PetSchema, PetsSchema } from '../src/validation/schemas.js';
 import { installInto, packTarball } from '../test/package/pack.js';
 import { BUDGET, measureBundle } from '../test/package/size.js';
 import { quotaBench, quotaReport } from './quota.js';
+import { median, p99, perCall, rotate } from './stats.js';
 
 const QUICK = process.argv.includes('--quick');
 const baselineAt = process.argv.indexOf('--baseline');
@@ -135,16 +136,6 @@ type Name = string;
 const names = Object.keys(clients);
 const runner = (name: string) => clients[name] as Runner;
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-};
-const p99 = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))]!;
-};
-const rotate = <T>(xs: T[], n: number) => xs.map((_, i) => xs[(i + n) % xs.length]!);
-
 // --- warm-up -----------------------------------------------------------------
 for (const name of names)
   for (const op of Object.values(runner(name))) for (let i = 0; i < 200; i++) await op();
@@ -231,11 +222,6 @@ const stubRuns: Record<string, () => Promise<unknown>> = {
   option: () => stubOption.getPet(1),
   ...(stubBaseline ? { baseline: () => stubBaseline.getPet(1) } : {}),
 };
-async function perCall(run: () => Promise<unknown>, n: number): Promise<number> {
-  const t = performance.now();
-  for (let i = 0; i < n; i++) await run();
-  return ((performance.now() - t) * 1000) / n;
-}
 const STUB_N = 300;
 const stubTimes: Record<string, number[]> = Object.fromEntries(
   Object.keys(stubRuns).map((key) => [key, [] as number[]]),

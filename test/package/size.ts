@@ -8,7 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 import { root } from './pack.js';
 
 /**
@@ -43,13 +43,19 @@ const add = (a: Size, b: Size): Size => ({
   brotli: a.brotli + b.brotli,
 });
 
-export async function measureBundle(entry = `${root}dist/index.js`) {
+/**
+ * The bundle of `import { PetsClient }` from `entry` (the build by default;
+ * a `.ts` source is bundled as TypeScript, through `plugins` if given): what
+ * loads up front, everything, and each lazy chunk with the inputs it holds.
+ */
+export async function measureBundle(entry = `${root}dist/index.js`, plugins: Plugin[] = []) {
   const result = await build({
     stdin: {
       contents: `export { PetsClient } from ${JSON.stringify(entry)};`,
       resolveDir: root,
-      loader: 'js',
+      loader: entry.endsWith('.ts') ? 'ts' : 'js',
     },
+    plugins,
     bundle: true,
     splitting: true,
     minify: true,
@@ -78,13 +84,15 @@ export async function measureBundle(entry = `${root}dist/index.js`) {
   const zero: Size = { minified: 0, gzip: 0, brotli: 0 };
   let initial = zero;
   let total = zero;
+  const lazy: { inputs: string[]; size: Size }[] = [];
   for (const file of result.outputFiles) {
     if (!file.path.endsWith('.js')) continue;
     const size = sizeOf(file.contents);
     total = add(total, size);
     if (upfront.has(file.path)) initial = add(initial, size);
+    else lazy.push({ inputs: Object.keys(outputs[file.path]?.inputs ?? {}), size });
   }
-  return { initial, total, chunks: result.outputFiles.length };
+  return { initial, total, lazy, chunks: result.outputFiles.length };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
