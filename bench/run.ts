@@ -184,7 +184,7 @@ server.kill();
 // --- client-side cost per call, network removed (stub fetch) ------------------------
 // The stub stands in for the platform fetch (what a client without the fetch
 // option calls) and, separately, is passed as the fetch option, which the SDK
-// hands a Request (openapi-fetch's convention) and so builds one per call.
+// calls as the platform's would be, with the URL and a plain init.
 const petBody = JSON.stringify({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
 const petHeaders = {
   'content-type': 'application/json',
@@ -375,7 +375,7 @@ rows.push(
   `| openapi-fetch alone, no validation | ${stubUs('bare').toFixed(2)} | +${over('bare').toFixed(2)} |`,
   `| ${PEER} | ${stubUs('peer').toFixed(2)} | +${over('peer').toFixed(2)} |`,
   `| ${SDK}, platform fetch (the default) | ${stubUs('platform').toFixed(2)} | +${over('platform').toFixed(2)} |`,
-  `| ${SDK}, fetch option (gets a Request) | ${stubUs('option').toFixed(2)} | +${over('option').toFixed(2)} |`,
+  `| ${SDK}, fetch option (called with url and init) | ${stubUs('option').toFixed(2)} | +${over('option').toFixed(2)} |`,
   ...(stubTimes.baseline
     ? [
         `| ${BASE}, platform fetch | ${stubUs('baseline').toFixed(2)} | +${over('baseline').toFixed(2)} |`,
