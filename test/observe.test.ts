@@ -9,6 +9,7 @@ import {
   type ReadableSpan,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AnimalStoreError,
@@ -86,6 +87,44 @@ describe('a custom fetch', () => {
       body: '{"name":"Wrapped","categoryId":2}',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
     });
+  });
+});
+
+describe('a custom fetch, as users pass one', () => {
+  it("may be undici's fetch, or a wrapper of it with a dispatcher, by type and at run time", async () => {
+    const dispatcher = new Agent({ keepAliveTimeout: 10 });
+    try {
+      const options = { apiKey: KEY, baseUrl: mock.url, quotaStore: new MemoryQuotaStore() };
+      const plain = new PetsClient({ ...options, fetch: undiciFetch });
+      const wrapped = new PetsClient({
+        ...options,
+        fetch: (url, init) => undiciFetch(url, { ...init, dispatcher }),
+      });
+      expect(await plain.listPets({ limit: 1 })).toHaveLength(1);
+      const { data, response } = await wrapped.withResponse.listPets({ limit: 2 });
+      expect(data).toHaveLength(2);
+      expect(response.rateLimit?.limit).toBeGreaterThan(0);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('gets headers of its own each time: what it changes in them reaches no other request', async () => {
+    const sent: string[] = [];
+    const client = new PetsClient({
+      apiKey: KEY,
+      baseUrl: mock.url,
+      quotaStore: new MemoryQuotaStore(),
+      fetch: (url, init) => {
+        sent.push(`${init.headers.authorization} ${init.headers['x-trace'] ?? '-'}`);
+        init.headers.authorization = 'Bearer someone-else';
+        init.headers['x-trace'] ??= 'first';
+        return fetch(url, init);
+      },
+    });
+    await expect(client.listPets()).rejects.toThrow(/401/);
+    await expect(client.listPets()).rejects.toThrow(/401/);
+    expect(sent).toEqual([`Bearer ${KEY} -`, `Bearer ${KEY} -`]);
   });
 });
 
@@ -401,6 +440,11 @@ describe('OpenTelemetry', () => {
     expect(http[0]?.parentSpanContext?.spanId).toBe(calls[0]?.spanContext().spanId);
     expect(calls[1]?.status.code).toBe(2);
     expect(calls[1]?.attributes['error.type']).toBe('NotFoundError');
+    const exception = calls[1]?.events.find((e) => e.name === 'exception');
+    expect(exception?.attributes).toMatchObject({
+      'exception.type': 'NotFoundError',
+      'exception.message': expect.stringContaining('404'),
+    });
     expect(everything(finished)).not.toContain(KEY);
   });
 
@@ -424,6 +468,31 @@ describe('OpenTelemetry', () => {
       expect(spans()).toEqual([]);
     } finally {
       trace.disable();
+      context.disable();
+    }
+  });
+
+  it("makes the call's span, or the attempt's HTTP span, active while fetch runs", async () => {
+    const manager = new AsyncLocalStorageContextManager().enable();
+    context.setGlobalContextManager(manager);
+    try {
+      const active: (string | undefined)[] = [];
+      const fetch = async () => {
+        active.push(trace.getActiveSpan()?.spanContext().spanId);
+        return json([rex]);
+      };
+      await clientWith(fetch, { tracing: { tracerProvider: provider } }).listPets();
+      const [call] = spans();
+      expect(active).toEqual([call?.spanContext().spanId]);
+      exporter.reset();
+      active.length = 0;
+      await clientWith(fetch, {
+        tracing: { tracerProvider: provider, httpSpans: true },
+      }).listPets();
+      const http = spans().find((s) => s.kind === 2);
+      expect(active).toEqual([http?.spanContext().spanId]);
+      expect(trace.getActiveSpan()).toBeUndefined();
+    } finally {
       context.disable();
     }
   });

@@ -136,6 +136,7 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
     call.headers || hooks.beforeRequest || call.trace
       ? (url, method) => {
           span = call.trace?.attempt(call.attempts, method, url);
+          exchange.within = span?.within ?? call.trace?.within;
           return attemptHeaders(ctx, call, url, method);
         }
       : undefined;

@@ -13,7 +13,6 @@ interface Span {
   setAttribute(key: string, value: string | number | boolean): unknown;
   addEvent(name: string, attributes?: Attributes): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
-  recordException(exception: unknown): unknown;
   end(): void;
 }
 
@@ -64,14 +63,21 @@ class PlainContext implements Context {
   }
 }
 
+/** Runs `fn` with a span of the SDK's as the active context, so that spans made inside it (a traced `fetch`) are its children. */
+export type WithinSpan = <T>(fn: () => T) => T;
+
 /** The tracing of one attempt: its HTTP client span, when asked for. */
 export interface AttemptTrace {
+  /** Runs `fn` with the attempt's span active. */
+  within: WithinSpan;
   /** Ends the attempt's span: with the response's status, or the error that left it without one. */
   end(status: number | undefined, error?: unknown): void;
 }
 
 /** The tracing of one call: its operation span and, optionally, one HTTP span per attempt. */
 export interface CallTrace {
+  /** Runs `fn` with the call's span active. */
+  within: WithinSpan;
   attempt(attempt: number, method: string, url: string): AttemptTrace | undefined;
   /** A retry or a hold, as an event of the operation's span. */
   wait(info: RetryInfo): void;
@@ -101,6 +107,32 @@ function guarded<A extends unknown[], R>(
     } catch (error) {
       report(error);
       return undefined;
+    }
+  };
+}
+
+/**
+ * Runs `fn` in `context` when a context manager is registered (without one,
+ * nothing is active anywhere); a manager that throws is reported and `fn`
+ * runs outside it, once.
+ */
+function within(
+  contexts: OtelGlobal['context'],
+  context: Context,
+  report: (error: unknown) => void,
+): WithinSpan {
+  return (fn) => {
+    if (!contexts) return fn();
+    let ran = false;
+    try {
+      return contexts.with(context, () => {
+        ran = true;
+        return fn();
+      });
+    } catch (error) {
+      if (ran) throw error;
+      report(error);
+      return fn();
     }
   };
 }
@@ -138,8 +170,9 @@ export function createTracing(
         },
         parent,
       );
-      const within = parent.setValue(SPAN_KEY, span);
+      const active = parent.setValue(SPAN_KEY, span);
       return {
+        within: within(contexts, active, report),
         attempt: guarded(report, (attempt, requestMethod, url) => {
           if (!httpSpans) return undefined;
           const attributes: Attributes = {
@@ -153,9 +186,10 @@ export function createTracing(
           const http = tracer.startSpan(
             `${requestMethod} ${path}`,
             { kind: SPAN_KIND_CLIENT, attributes },
-            within,
+            active,
           );
           return {
+            within: within(contexts, active.setValue(SPAN_KEY, http), report),
             end: guarded(report, (status: number | undefined, error?: unknown) => {
               if (status !== undefined) http.setAttribute('http.response.status_code', status);
               const type =
@@ -184,7 +218,16 @@ export function createTracing(
         end: guarded(report, (error?: unknown) => {
           if (error !== undefined) {
             span.setAttribute('error.type', errorType(error));
-            if (error instanceof Error) span.recordException(error);
+            // As recordException would, but typed by the class: it prefers an
+            // error's `code` (`not_found`), which is no type.
+            if (error instanceof Error) {
+              const exception: Attributes = {
+                'exception.type': error.name,
+                'exception.message': error.message,
+              };
+              if (error.stack) exception['exception.stacktrace'] = error.stack;
+              span.addEvent('exception', exception);
+            }
             span.setStatus({
               code: STATUS_ERROR,
               message: error instanceof Error ? error.message : String(errorType(error)),
