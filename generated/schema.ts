@@ -223,7 +223,7 @@ export interface components {
     };
     parameters: {
         /**
-         * @description Maximum number of animals returned.
+         * @description Maximum number of animals returned: an integer from 1 to 100; 20 when omitted.
          * @example 50
          */
         limit: number;
@@ -269,7 +269,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Maximum number of animals returned.
+                 * @description Maximum number of animals returned: an integer from 1 to 100; 20 when omitted.
                  * @example 50
                  */
                 limit?: components["parameters"]["limit"];

@@ -19,6 +19,7 @@ import {
   DEFAULTS,
   type RequestOptions,
   resolveBaseUrl,
+  unknownOptions,
 } from './options.js';
 import { bucketName } from './quota/bucket.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
@@ -84,6 +85,10 @@ export class PetsClient {
       checkLogger(options.logger),
       apiKey,
     );
+    const unknown = unknownOptions(options);
+    if (unknown.length > 0) {
+      log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
+    }
     this.#deprecationWarnings = options.deprecationWarnings ?? true;
     if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(log);
     if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {

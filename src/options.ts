@@ -44,6 +44,42 @@ export interface RetryInfo {
   readonly error?: Error;
 }
 
+/**
+ * What a custom `fetch` is called with as its second argument: a plain
+ * object, as the platform `fetch` takes it (so the platform's, undici's and
+ * any wrapper of theirs fit). It is the call's own copy: changing it changes
+ * that request only.
+ */
+export interface FetchInit {
+  /** `'GET'` or `'POST'`. */
+  method: string;
+  /** Every header of the request, names lowercase, `authorization` (the key) included. */
+  headers: Record<string, string>;
+  /** The JSON body of a `POST`; `null` for a `GET`. */
+  body: string | null;
+  /** Aborts the request when the call is aborted or its attempt times out. */
+  signal: AbortSignal;
+  /** The client never follows a redirect: keep it. */
+  redirect: 'manual';
+}
+
+/**
+ * What a custom `fetch` resolves to: a `Response`, the platform's or another
+ * fetch's (undici's fits). This is the part the client reads.
+ */
+export interface FetchResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: {
+    get(name: string): string | null;
+    has(name: string): boolean;
+    forEach(callback: (value: string, name: string) => void): void;
+  };
+  /** A web `ReadableStream` of the body, or `null`. */
+  readonly body: unknown;
+  text(): Promise<string>;
+}
+
 /** Options of {@link PetsClient}. Every one is optional. */
 export interface ClientOptions {
   /**
@@ -97,7 +133,7 @@ export interface ClientOptions {
    * keeps the key.
    * @default globalThis.fetch
    */
-  fetch?: ((input: string, init: RequestInit) => Promise<Response>) | undefined;
+  fetch?: ((url: string, init: FetchInit) => Promise<FetchResponse>) | undefined;
   /**
    * Extra headers sent with every request. `Authorization` is reserved for
    * the key; a value `undefined` is left out.
@@ -364,4 +400,41 @@ export function checkLogLevel(value: unknown): LogLevel {
     );
   }
   return value;
+}
+
+const OPTION_NAMES = {
+  apiKey: 1,
+  environment: 1,
+  baseUrl: 1,
+  maxRetries: 1,
+  maxRetryDelayMs: 1,
+  timeoutMs: 1,
+  maxResponseBytes: 1,
+  fetch: 1,
+  headers: 1,
+  onRetry: 1,
+  hooks: 1,
+  tracing: 1,
+  quotaStore: 1,
+  logLevel: 1,
+  logger: 1,
+  deprecationWarnings: 1,
+  allowInsecureHttp: 1,
+  dangerouslyAllowBrowser: 1,
+} satisfies Record<keyof ClientOptions, 1>;
+
+/**
+ * The names in `options` that are no client option (a misspelling, which
+ * would otherwise be ignored in silence), each with the option it is
+ * likely meant for.
+ */
+export function unknownOptions(options: object): string[] {
+  const names = Object.keys(OPTION_NAMES);
+  return Object.keys(options)
+    .filter((name) => !Object.hasOwn(OPTION_NAMES, name))
+    .map((name) => {
+      const stem = name.toLowerCase().slice(0, 5);
+      const near = names.find((known) => known.toLowerCase().startsWith(stem));
+      return `${JSON.stringify(name.slice(0, 60))}${near ? ` (did you mean ${near}?)` : ''}`;
+    });
 }

@@ -1,35 +1,25 @@
-import type { components } from '../generated/schema.js';
+import type { components, operations } from '../generated/schema.js';
 
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
 
 /** Availability status of an animal. */
 export type PetStatus = components['schemas']['PetStatus'];
 /**
- * Body of `createPet`. The service assigns `id`. Optional fields also take
- * `undefined`, which means the same as leaving them out.
+ * `T` whose optional fields also take `undefined`, which means the same as
+ * leaving them out (so `{ status: maybeStatus }` compiles under
+ * `exactOptionalPropertyTypes`).
  */
-export interface NewPet {
-  /** The animal's name. */
-  name: string;
-  /** Identifier of the category the animal belongs to: a safe integer. Required. */
-  categoryId: number;
-  /** `'available'`, `'pending'` or `'sold'`. Left out (or `undefined`): not sent. */
-  status?: PetStatus | undefined;
-}
+type UndefinedWhereOptional<T> = Simplify<{
+  [K in keyof T]: object extends Pick<T, K> ? T[K] | undefined : T[K];
+}>;
+
+/** Body of `createPet`: `name`, `categoryId` (a safe integer) and optionally `status`. The service assigns `id`. */
+export type NewPet = UndefinedWhereOptional<components['schemas']['NewPet']>;
 /** An animal. `id` is always a safe integer. */
 export type Pet = Simplify<components['schemas']['Pet']>;
-/**
- * Query of `listPets`. Each field also takes `undefined`, which means the same
- * as leaving it out.
- */
-export interface ListPetsParams {
-  /**
-   * Most animals to return: an integer from 1 to 100.
-   * @default 20
-   */
-  limit?: number | undefined;
-  /** Only animals with this status: `'available'`, `'pending'` or `'sold'`. Left out: all. */
-  status?: PetStatus | undefined;
-}
+/** Query of `listPets`: `limit` (1..100, default 20) and `status`, each optional. */
+export type ListPetsParams = UndefinedWhereOptional<
+  NonNullable<operations['listPets']['parameters']['query']>
+>;
 /** Body of every error response of the service. */
 export type ErrorBody = components['schemas']['Error'];

@@ -1,7 +1,9 @@
 // What a new user meets first: messages that say what is wrong, errors that
 // serialise, input types that take `undefined`, and a base address from the
 // environment.
-import { readdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   AnimalStoreError,
@@ -253,16 +255,47 @@ describe('the address of the service', () => {
 });
 
 describe('documentation in the editor', () => {
-  it('shows the range and default of limit, and what undefined means, in the declarations', () => {
-    const dist = new URL('../dist/', import.meta.url);
-    const declarations = readdirSync(dist)
-      .filter((file) => file.endsWith('.d.ts'))
-      .map((file) => readFileSync(new URL(file, dist), 'utf8'))
-      .join('\n');
-    const start = declarations.indexOf('interface ListPetsParams');
-    const params = declarations.slice(start, declarations.indexOf('}', start));
-    expect(params).toContain('an integer from 1 to 100');
-    expect(params).toContain('@default 20');
-    expect(params).toContain('limit?: number | undefined');
+  it('shows the range and default of limit, and what undefined means, when hovering the built types', () => {
+    const file = fileURLToPath(new URL('../dist/hover-check.ts', import.meta.url));
+    const source = [
+      `import type { ListPetsParams, NewPet } from './index.js';`,
+      'export const query: ListPetsParams = { limit: 5, status: undefined };',
+      `export const pet: NewPet = { name: 'Rex', categoryId: 3, status: undefined };`,
+    ].join('\n');
+    const options: ts.CompilerOptions = {
+      strict: true,
+      exactOptionalPropertyTypes: true,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      target: ts.ScriptTarget.ES2022,
+      lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
+    };
+    const service = ts.createLanguageService({
+      getScriptFileNames: () => [file],
+      getScriptVersion: () => '1',
+      getScriptSnapshot: (name) =>
+        ts.ScriptSnapshot.fromString(name === file ? source : (ts.sys.readFile(name) ?? '')),
+      getCurrentDirectory: () => dirname(file),
+      getCompilationSettings: () => options,
+      getDefaultLibFileName: (o) => ts.getDefaultLibFilePath(o),
+      fileExists: (name) => name === file || ts.sys.fileExists(name),
+      readFile: (name) => (name === file ? source : ts.sys.readFile(name)),
+    });
+    const hover = (word: string, from = 0) => {
+      const info = service.getQuickInfoAtPosition(file, source.indexOf(word, from) + 1);
+      return [
+        ts.displayPartsToString(info?.displayParts),
+        ts.displayPartsToString(info?.documentation),
+        ...(info?.tags ?? []).map((tag) => ts.displayPartsToString(tag.text)),
+      ].join('\n');
+    };
+    expect(service.getSemanticDiagnostics(file)).toEqual([]);
+    const limit = hover('limit');
+    expect(limit).toContain('limit?: number | undefined');
+    expect(limit).toContain('an integer from 1 to 100; 20 when omitted');
+    expect(hover('categoryId')).toContain('Identifier of the category');
+    expect(hover('status', source.indexOf('NewPet ='))).toContain(
+      'status?: "available" | "pending" | "sold" | undefined',
+    );
   });
 });

@@ -73,7 +73,7 @@ describe('logging', () => {
     expect(lines.filter((l) => l.level === 'debug')).toHaveLength(2);
     expect(lines.filter((l) => l.level === 'info')).toHaveLength(1);
     expect(lines[0]?.message).toMatch(
-      /^\[animal-store\] GET http:\/\/127\.0\.0\.1:4010\/v1\/pets -> 503/,
+      /^\[animal-store\] GET http:\/\/127\.0\.0\.1:4010\/v1\/pets\?limit=3 -> 503/,
     );
     expect(lines.find((l) => l.level === 'info')?.message).toMatch(
       /retrying in \d+ ms \(server-error\)/,

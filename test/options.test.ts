@@ -76,6 +76,23 @@ describe('other options', () => {
     expect(() => make(options)).toThrow(message);
   });
 
+  it('warns once of an option it does not know, naming the one likely meant', () => {
+    const warnings: string[] = [];
+    const logger = {
+      error() {},
+      warn: (line: string) => warnings.push(line),
+      info() {},
+      debug() {},
+    };
+    make({ logger, ...({ maxRetry: 3, timeout: 5, colour: 'red' } as object) });
+    expect(warnings).toEqual([
+      '[animal-store] Unknown PetsClient options were ignored: "maxRetry" (did you mean maxRetries?), "timeout" (did you mean timeoutMs?), "colour".',
+    ]);
+    warnings.length = 0;
+    make({ logger, maxRetries: 3, timeoutMs: 5, headers: {} });
+    expect(warnings).toEqual([]);
+  });
+
   it('sends extra headers on every request', async () => {
     const stub = scriptedFetch(json([]), json([]));
     const client = clientWith(stub.fetch, { headers: { 'x-trace': '1' } });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 describe('npm pack', () => {
@@ -27,6 +27,20 @@ describe('npm pack', () => {
       'dist/THIRD-PARTY-NOTICES.md',
     ]) {
       expect(paths).toContain(needed);
+    }
+  });
+
+  it('ships source maps that name the sources without carrying their text', () => {
+    const dist = new URL('../dist/', import.meta.url);
+    const maps = readdirSync(dist).filter((name) => name.endsWith('.map'));
+    expect(maps.length).toBeGreaterThan(0);
+    for (const name of maps) {
+      const map = JSON.parse(readFileSync(new URL(name, dist), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: unknown;
+      };
+      expect(map.sources.length, name).toBeGreaterThan(0);
+      expect(map.sourcesContent, name).toBeUndefined();
     }
   });
 });

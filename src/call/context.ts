@@ -189,10 +189,17 @@ export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = S
     return this.ctx.maxRetryDelayMs;
   }
 
-  /** `"GET https://…/pets"`, for messages. */
+  /** `"GET https://…/pets?limit=5"`, for messages and log lines. */
   get label(): string {
     const { method, path } = this.operation;
-    return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(this.input))}`;
+    const { input } = this;
+    let query = '';
+    if (method === 'GET' && typeof input === 'object' && input !== null) {
+      const defined = Object.entries(input).filter(([, value]) => value !== undefined);
+      if (defined.length > 0)
+        query = `?${new URLSearchParams(defined.map(([k, v]) => [k, String(v)]))}`;
+    }
+    return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}`;
   }
 
   onHold(reason: HoldReason, delayMs: number): void {

@@ -1,7 +1,9 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
 import { onAbort } from '../abort.js';
+import type { FetchInit, FetchResponse } from '../options.js';
 import { MAX_TIMER_MS } from '../sleep.js';
+import type { WithinSpan } from '../tracing/otel.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
 
@@ -17,7 +19,7 @@ export interface TransportSettings {
   readonly baseUrl: string;
   readonly apiKey: string;
   /** A caller's own fetch, called as the platform's is; `undefined` means the platform's. */
-  readonly fetch: ((input: string, init: RequestInit) => Promise<Response>) | undefined;
+  readonly fetch: ((url: string, init: FetchInit) => Promise<FetchResponse>) | undefined;
   readonly headers: Headers;
 }
 
@@ -74,6 +76,8 @@ export class Exchange {
   response: Response | undefined;
   /** Whether the attempt's time limit ended it. */
   timedOut = false;
+  /** Runs the fetch with the attempt's span active, when traced. */
+  within: WithinSpan | undefined;
 
   constructor(timeoutMs: number, signal: AbortSignal | undefined, raceFetch: boolean) {
     if (raceFetch) {
@@ -157,14 +161,16 @@ export class Transport {
         : json
           ? jsonHeaders
           : headers;
+      // The caller's fetch gets its own headers: what it changes in them
+      // must not reach the next request.
       return custom
-        ? custom(plain.url, {
+        ? (custom(plain.url, {
             method: plain.method,
-            headers: plain.headers,
-            body: plain.body,
-            signal: plain.signal,
-            redirect: plain.redirect,
-          })
+            headers: { ...(plain.headers as Record<string, string>) },
+            body: plain.body as string | null,
+            signal: plain.signal as AbortSignal,
+            redirect: 'manual',
+          }) as Promise<Response>)
         : globalThis.fetch(plain.url, plain);
     };
     this.#api = createClient<paths>({
@@ -193,7 +199,10 @@ export class Transport {
     prepare?: PrepareHeaders,
   ): Promise<Response> {
     const fetch = async (request: Request) => {
-      const response = await this.#dispatch(request);
+      const { within } = exchange;
+      const response = await (within
+        ? within(() => this.#dispatch(request))
+        : this.#dispatch(request));
       // A network error the fetch reported as a response (`Response.error()`),
       // or a custom fetch that resolved something else than a response.
       if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
@@ -245,7 +254,8 @@ export class Transport {
       return exchange.race(response.text());
     }
     const body = response.body;
-    if (!body) {
+    // No body, or another fetch's that is no web stream (node-fetch's).
+    if (typeof body?.getReader !== 'function') {
       const text = await exchange.race(response.text());
       if (new TextEncoder().encode(text).byteLength > maxBytes) throw new BodyTooLarge(maxBytes);
       return text;
