@@ -16,6 +16,7 @@ import {
   checkLogger,
   checkLogLevel,
   checkMaxRetries,
+  checkTracing,
   DEFAULTS,
   type RequestOptions,
   resolveBaseUrl,
@@ -23,6 +24,7 @@ import {
 } from './options.js';
 import { bucketName } from './quota/bucket.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
+import { redact, redactError } from './redact.js';
 import type { RateLimitInfo } from './timing.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 
@@ -31,6 +33,17 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 function isBrowser(): boolean {
   const g = globalThis as { window?: unknown; document?: unknown };
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined';
+}
+
+/** Whether `url`, as given or decoded, holds the key. */
+function holdsKey(url: string, apiKey: string): boolean {
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    // A stray `%` decodes to nothing: the URL as given is checked alone.
+  }
+  return redact(url, apiKey) !== url || redact(decoded, apiKey) !== decoded;
 }
 
 let warnedBrowser = false;
@@ -64,69 +77,91 @@ export class PetsClient {
    * @throws {AnimalStoreError} when the API key is missing or malformed, or an option is invalid.
    */
   constructor(options: ClientOptions = {}) {
-    const apiKey = resolveApiKey(options.apiKey);
-    this.baseUrl = resolveBaseUrl(options);
-    const maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULTS.maxRetries, 'maxRetries');
-    const maxRetryDelayMs = checkDuration(
-      options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
-      'maxRetryDelayMs',
-      0,
-    );
-    const timeoutMs = checkDuration(options.timeoutMs ?? DEFAULTS.timeoutMs, 'timeoutMs', 1);
-    const maxResponseBytes = checkBytes(
-      options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
-      'maxResponseBytes',
-    );
-    if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
-      throw new AnimalStoreError('Invalid onRetry: expected a function.');
-    }
-    const log = new LevelLogger(
-      checkLogLevel(options.logLevel),
-      checkLogger(options.logger),
-      apiKey,
-    );
-    const unknown = unknownOptions(options);
-    if (unknown.length > 0) {
-      log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
-    }
-    this.#deprecationWarnings = options.deprecationWarnings ?? true;
-    if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(log);
-    if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {
-      throw new AnimalStoreError(
-        'No fetch available: pass a fetch implementation as the fetch option.',
+    let apiKey = '';
+    try {
+      apiKey = resolveApiKey(options.apiKey);
+      this.baseUrl = resolveBaseUrl(options);
+      if (holdsKey(this.baseUrl, apiKey)) {
+        throw new AnimalStoreError(
+          'Invalid baseUrl: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, never in the address.',
+        );
+      }
+      const maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULTS.maxRetries, 'maxRetries');
+      const maxRetryDelayMs = checkDuration(
+        options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
+        'maxRetryDelayMs',
+        0,
       );
-    }
-    const store = options.quotaStore ?? defaultQuotaStore();
-    if (
-      typeof store?.admit !== 'function' ||
-      typeof store.observe !== 'function' ||
-      typeof store.release !== 'function'
-    ) {
-      throw new AnimalStoreError(
-        'Invalid quotaStore: expected an object with admit, observe and release methods (a QuotaStore).',
+      const timeoutMs = checkDuration(options.timeoutMs ?? DEFAULTS.timeoutMs, 'timeoutMs', 1);
+      const maxResponseBytes = checkBytes(
+        options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
+        'maxResponseBytes',
       );
-    }
-    this.#context = new CallContext({
-      baseUrl: this.baseUrl,
-      apiKey,
-      transport: new Transport({
+      if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
+        throw new AnimalStoreError('Invalid onRetry: expected a function.');
+      }
+      const log = new LevelLogger(
+        checkLogLevel(options.logLevel),
+        checkLogger(options.logger),
+        apiKey,
+      );
+      const unknown = unknownOptions(options);
+      if (unknown.length > 0) {
+        log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
+      }
+      this.#deprecationWarnings = options.deprecationWarnings ?? true;
+      if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(log);
+      if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {
+        throw new AnimalStoreError(
+          'No fetch available: pass a fetch implementation as the fetch option.',
+        );
+      }
+      const store = options.quotaStore ?? defaultQuotaStore();
+      if (
+        typeof store?.admit !== 'function' ||
+        typeof store.observe !== 'function' ||
+        typeof store.release !== 'function'
+      ) {
+        throw new AnimalStoreError(
+          'Invalid quotaStore: expected an object with admit, observe and release methods (a QuotaStore).',
+        );
+      }
+      this.#context = new CallContext({
         baseUrl: this.baseUrl,
         apiKey,
-        fetch: options.fetch,
-        headers: checkHeaders(options.headers),
-      }),
-      quota: new Quota(store, bucketName(apiKey, this.baseUrl), (error) =>
-        log.log('error', `The quota store failed to record a response: ${describeThrown(error)}`),
-      ),
-      maxRetries,
-      maxRetryDelayMs,
-      timeoutMs,
-      maxResponseBytes,
-      log,
-      onRetry: options.onRetry,
-      hooks: checkHooks(options.hooks),
-      tracing: options.tracing,
-    });
+        transport: new Transport({
+          baseUrl: this.baseUrl,
+          apiKey,
+          fetch: options.fetch,
+          headers: checkHeaders(options.headers),
+        }),
+        quota: new Quota(
+          store,
+          bucketName(apiKey, this.baseUrl),
+          (error) =>
+            log.log(
+              'error',
+              `The quota store failed to record a response: ${describeThrown(error)}`,
+            ),
+          { text: (text) => redact(text, apiKey), error: (error) => redactError(error, apiKey) },
+        ),
+        maxRetries,
+        maxRetryDelayMs,
+        timeoutMs,
+        maxResponseBytes,
+        log,
+        onRetry: options.onRetry,
+        hooks: checkHooks(options.hooks),
+        tracing: checkTracing(options.tracing),
+      });
+    } catch (error) {
+      if (error instanceof AnimalStoreError) throw error;
+      // A getter or a proxy of the caller's that throws, deep in the options.
+      throw new AnimalStoreError(
+        redact(`Invalid PetsClient options: reading them threw ${describeThrown(error)}.`, apiKey),
+        { cause: apiKey ? redactError(error, apiKey) : error },
+      );
+    }
     const context = this.#context;
     this.withResponse = Object.freeze({
       listPets: (params: ListPetsParams = {}, options: RequestOptions = {}) =>

@@ -28,6 +28,8 @@ export type {
 } from './observe.js';
 export type {
   ClientOptions,
+  FetchInit,
+  FetchResponse,
   HeadersOption,
   OperationName,
   RequestOptions,

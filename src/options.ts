@@ -222,6 +222,24 @@ function fail(message: string): never {
   throw new AnimalStoreError(message);
 }
 
+/** Checks a call's `signal` option: an `AbortSignal`, or absent. */
+export function checkSignal(signal: unknown, where: string): AbortSignal | undefined {
+  if (signal === undefined) return undefined;
+  const candidate = signal as Partial<AbortSignal> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.aborted !== 'boolean' ||
+    typeof candidate.addEventListener !== 'function' ||
+    typeof candidate.throwIfAborted !== 'function'
+  ) {
+    fail(
+      `Invalid ${where}: expected an AbortSignal (from an AbortController, or AbortSignal.timeout(ms)), got ${describeValue(signal)}; nothing was sent.`,
+    );
+  }
+  return signal as AbortSignal;
+}
+
 /** A value as a message quotes it: a string shows as one, so that `'3'` is not mistaken for `3`. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
@@ -316,6 +334,20 @@ function checkBaseUrl(baseUrl: string, where: string, options: ClientOptions): s
   return url.href.replace(/\/+$/, '');
 }
 
+// Headers of the connection, which fetch refuses or sets itself.
+const CONNECTION_HEADERS = [
+  'connection',
+  'content-length',
+  'expect',
+  'host',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
 /**
  * Checks extra headers: an object of names and values (a `Headers` or a list
  * of pairs fits too), valid, and not `Authorization`. A value `undefined` is
@@ -335,8 +367,20 @@ export function checkHeaders(headers: HeadersOption | undefined, where = 'header
       : Object.entries(headers);
   for (const [name, value] of entries) {
     if (value === undefined) continue;
-    if (name.toLowerCase() === 'authorization') {
+    const lower = String(name).toLowerCase();
+    if (lower === 'authorization') {
       fail(`Invalid ${where}: Authorization is set from apiKey; pass the key as apiKey instead.`);
+    }
+    if (CONNECTION_HEADERS.includes(lower)) {
+      fail(
+        `Invalid ${where}: ${JSON.stringify(lower)} is set by the HTTP client for each connection and cannot be given.`,
+      );
+    }
+    const kind = typeof value;
+    if (kind !== 'string' && kind !== 'number' && kind !== 'boolean') {
+      fail(
+        `Invalid ${where}: the value of ${JSON.stringify(name)} must be a string, got ${describeValue(value)}.`,
+      );
     }
     try {
       checked.set(name, value);
@@ -376,6 +420,31 @@ export function checkHooks(hooks: Hooks | undefined): Hooks {
     checked[name] = hook as never;
   }
   return Object.freeze(checked);
+}
+
+/**
+ * Checks the `tracing` option; a frozen copy, so that a getter on the
+ * caller's object is read once, here.
+ */
+export function checkTracing(
+  tracing: TracingOptions | false | undefined,
+): Readonly<TracingOptions> | false | undefined {
+  if (tracing === undefined || tracing === false) return tracing;
+  if (typeof tracing !== 'object' || tracing === null) {
+    fail(
+      `Invalid tracing: expected false or { tracerProvider?, httpSpans? }, got ${describeValue(tracing)}.`,
+    );
+  }
+  const { tracerProvider, httpSpans } = tracing;
+  if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
+    fail(
+      `Invalid tracing.tracerProvider: expected an OpenTelemetry TracerProvider (with getTracer), got ${describeValue(tracerProvider)}.`,
+    );
+  }
+  if (httpSpans !== undefined && typeof httpSpans !== 'boolean') {
+    fail(`Invalid tracing.httpSpans: expected true or false, got ${describeValue(httpSpans)}.`);
+  }
+  return Object.freeze({ tracerProvider, httpSpans });
 }
 
 /** Checks a `logger` option: `console` when absent. */

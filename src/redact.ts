@@ -64,22 +64,23 @@ export function redactJson(value: unknown, secret: string): unknown {
 }
 
 /**
- * `headers`, or a copy without the key in any value, and without any header
- * whose name holds it (a name can hold a token only as a long key).
+ * `headers`, or (when it holds the key, or `copy` asks) a copy without the
+ * key in any value, and without any header whose name holds it (a name can
+ * hold a token only as a long key).
  */
-export function redactHeaders(headers: Headers, secret: string): Headers {
+export function redactHeaders(headers: Headers, secret: string, copy = false): Headers {
   // Header names arrive lowercased.
   const named = (name: string) =>
     secret.length >= LONG_SECRET && name.includes(secret.toLowerCase());
   let leaks = false;
-  for (const [name, value] of headers) {
+  headers.forEach((value, name) => {
     if (named(name) || redact(value, secret) !== value) leaks = true;
-  }
-  if (!leaks) return headers;
+  });
+  if (!leaks && !copy) return headers;
   const clean = new Headers();
-  for (const [name, value] of headers) {
+  headers.forEach((value, name) => {
     if (!named(name)) clean.append(name, redact(value, secret));
-  }
+  });
   return clean;
 }
 

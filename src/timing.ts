@@ -48,6 +48,13 @@ export interface ResponseTiming {
  */
 export const HORIZON_MS = 86_400_000;
 
+/**
+ * How long a key cools down after a 429 whose `Retry-After` asked for more
+ * than {@link HORIZON_MS}: not believed as given, but no sign to send again
+ * soon either. A minute is the shortest window of the service's plans.
+ */
+export const DISBELIEVED_COOLDOWN_MS = 60_000;
+
 // Below this, a difference between the response's Date and the local clock is
 // latency or rounding (Date has whole seconds), not skew.
 const SKEW_TOLERANCE_MS = 2_000;

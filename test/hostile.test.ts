@@ -8,6 +8,7 @@ import {
   type ApiError,
   AuthenticationError,
   ConnectionError,
+  MemoryQuotaStore,
   PetsClient,
   RateLimitError,
   RequestValidationError,
@@ -605,3 +606,305 @@ describe('a 429 asking for more than a day (0.2.0 attack)', () => {
 function redactShort(text: string): string {
   return redact(text, 'abc123');
 }
+
+describe('custom fetches, hooks, stores and options that misbehave (issue 17 attack)', () => {
+  const KEY = 'sk_attack_0123456789abcdef';
+  const lines: string[] = [];
+  const logger = {
+    error: (line: string) => lines.push(line),
+    warn: (line: string) => lines.push(line),
+    info: () => undefined,
+    debug: () => undefined,
+  };
+  afterEach(() => {
+    lines.length = 0;
+  });
+
+  it('reports a response-like object it cannot read as a ConnectionError, and frees the budget', async () => {
+    const store = new MemoryQuotaStore();
+    const broken = {
+      status: 200,
+      statusText: 'OK',
+      headers: { get: () => null },
+      body: null,
+      text: async () => '[]',
+    };
+    const odd = clientWith(async () => broken as unknown as Response, {
+      quotaStore: store,
+      maxRetries: 0,
+    });
+    await expect(odd.listPets()).rejects.toBeInstanceOf(ConnectionError);
+    // Another client of the same key and store is not held by a lease left open.
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const healthy = clientWith(stub.fetch, { quotaStore: store, maxRetryDelayMs: 1_000 });
+    expect(await healthy.listPets()).toEqual([rex]);
+  });
+
+  it('refuses a signal that is not an AbortSignal, sending nothing', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch);
+    for (const signal of [{}, { aborted: false, throwIfAborted() {} }]) {
+      const error = await client
+        .listPets({}, { signal: signal as AbortSignal })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(AnimalStoreError);
+      expect((error as Error).message).toMatch(
+        /Invalid listPets option signal: expected an AbortSignal/,
+      );
+    }
+    expect(stub.received).toHaveLength(0);
+    expect(await client.listPets()).toEqual([rex]);
+  });
+
+  it('gives afterResponse a copy of the headers: it cannot shorten a wait or lift a hold', async () => {
+    vi.useFakeTimers();
+    try {
+      const stub = scriptedFetch(apiError(429, { 'retry-after': '3' })).thenAlways(json([rex]));
+      const waits: number[] = [];
+      let seen = 0;
+      const client = clientWith(stub.fetch, {
+        onRetry: ({ delayMs }) => waits.push(delayMs),
+        hooks: {
+          afterResponse: ({ headers }) => {
+            seen++;
+            headers.delete('retry-after');
+            headers.set('x-ratelimit-remaining', '999');
+          },
+        },
+      });
+      const call = client.listPets();
+      await vi.advanceTimersByTimeAsync(3_000);
+      expect(await call).toEqual([rex]);
+      // Called under fake timers too, where performance.now() starts at 0.
+      expect(seen).toBe(2);
+      expect(waits).toEqual([3_000]);
+      expect(stub.received[1]!.at - stub.received[0]!.at).toBeGreaterThanOrEqual(3_000);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('holds a custom fetch to maxResponseBytes whatever Content-Length it states', async () => {
+    const big = 'x'.repeat(64 * 1024);
+    const lying = async () =>
+      new Response(`["${big}"]`, {
+        headers: { 'content-length': '10', 'content-type': 'application/json' },
+      });
+    const error = await clientWith(lying, { maxResponseBytes: 1024, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect((error as Error).message).toContain('larger than maxResponseBytes (1024 bytes)');
+  });
+
+  it('keeps the key out of the cause of a timeout', async () => {
+    const fetch = async (
+      _url: string,
+      init: { signal: AbortSignal; headers: Record<string, string> },
+    ) =>
+      new Response(
+        new ReadableStream({
+          start(controller) {
+            init.signal.addEventListener('abort', () =>
+              controller.error(new Error(`stream aborted for ${init.headers.authorization}`)),
+            );
+          },
+        }),
+        { headers: { 'content-type': 'application/json' } },
+      );
+    const error = await clientWith(fetch, { apiKey: KEY, timeoutMs: 50, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(inspect(error, { depth: 10 })).not.toContain(KEY);
+    expect(JSON.stringify(error)).not.toContain(KEY);
+  });
+
+  it('waits for a store to record a response no longer than timeoutMs', async () => {
+    const memory = new MemoryQuotaStore();
+    const store = {
+      admit: memory.admit.bind(memory),
+      release: memory.release.bind(memory),
+      observe: () => new Promise<void>(() => undefined),
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      quotaStore: store,
+      timeoutMs: 200,
+      logger,
+      logLevel: 'error',
+    });
+    const started = Date.now();
+    expect(await client.listPets()).toEqual([rex]);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(lines).toEqual([
+      expect.stringContaining('the store did not record the response within timeoutMs (200 ms)'),
+    ]);
+  });
+
+  it('turns any option getter that throws into an AnimalStoreError without the key', () => {
+    const throwing = Object.defineProperty({ apiKey: KEY }, 'headers', {
+      get: () => {
+        throw new Error(`client headers ${KEY}`);
+      },
+    });
+    for (const options of [
+      throwing,
+      {
+        apiKey: KEY,
+        headers: {
+          get 'x-a'(): string {
+            throw new Error(`nested ${KEY}`);
+          },
+        },
+      },
+      {
+        apiKey: KEY,
+        tracing: {
+          get tracerProvider(): never {
+            throw new Error(`tracer ${KEY}`);
+          },
+        },
+      },
+    ]) {
+      const error = (() => {
+        try {
+          new PetsClient(options as ConstructorParameters<typeof PetsClient>[0]);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(AnimalStoreError);
+      expect((error as Error).message).toMatch(/Invalid PetsClient options: reading them threw/);
+      expect(inspect(error, { depth: 10 })).not.toContain(KEY);
+    }
+  });
+
+  it('reads the tracer provider once, and survives a broken OpenTelemetry registry', async () => {
+    let reads = 0;
+    const provider = {
+      getTracer: () => ({
+        startSpan: () => ({ setAttribute() {}, addEvent() {}, setStatus() {}, end() {} }),
+      }),
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      tracing: {
+        get tracerProvider() {
+          reads++;
+          return provider;
+        },
+      },
+    });
+    await client.listPets();
+    await client.listPets();
+    expect(reads).toBe(1);
+    const registry = Symbol.for('opentelemetry.js.api.1');
+    Object.defineProperty(globalThis, registry, {
+      configurable: true,
+      get: () => ({
+        get trace(): never {
+          throw new Error('registry broken');
+        },
+      }),
+    });
+    try {
+      const traced = clientWith(stub.fetch, { logger, logLevel: 'error' });
+      expect(await traced.listPets()).toEqual([rex]);
+      expect(lines).toEqual([
+        expect.stringContaining('Tracing failed and was skipped: Error: registry broken'),
+      ]);
+    } finally {
+      delete (globalThis as Record<symbol, unknown>)[registry];
+    }
+  });
+
+  it('keeps the key out of errors quoted from a getter of the input or a failing store', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const input = {
+      get name(): string {
+        throw new Error(`getter ${KEY}`);
+      },
+      categoryId: 1,
+    };
+    const fromInput = await clientWith(stub.fetch, { apiKey: KEY })
+      .createPet(input)
+      .catch((e: unknown) => e);
+    expect(fromInput).toBeInstanceOf(RequestValidationError);
+    expect(inspect(fromInput, { depth: 10 })).not.toContain(KEY);
+    const store = {
+      admit: () => {
+        throw new Error(`store down for ${KEY}`);
+      },
+      observe: async () => undefined,
+      release: async () => undefined,
+    };
+    const fromStore = await clientWith(stub.fetch, { apiKey: KEY, quotaStore: store })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(fromStore).toBeInstanceOf(AnimalStoreError);
+    expect((fromStore as Error).message).toContain('The quota store failed to admit a request');
+    expect(inspect(fromStore, { depth: 10 })).not.toContain(KEY);
+    expect(stub.received).toHaveLength(0);
+  });
+
+  it('refuses a baseUrl that holds the key', () => {
+    for (const baseUrl of [
+      `https://api.example.com/${KEY}/v1`,
+      `https://api.example.com/v1;key=${encodeURIComponent(KEY)}`,
+    ]) {
+      let error: unknown;
+      try {
+        new PetsClient({ apiKey: KEY, baseUrl });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(AnimalStoreError);
+      expect((error as Error).message).toContain('Invalid baseUrl: it holds the API key');
+      expect((error as Error).message).not.toContain(KEY);
+    }
+  });
+
+  it('sends the headers from before a beforeRequest hook that broke them, and says so', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      headers: { 'x-app': 'shelter' },
+      logger,
+      logLevel: 'error',
+      hooks: {
+        beforeRequest: ({ headers }) => {
+          headers.set('x-hook', '1');
+          Object.defineProperty(headers, 'has', {
+            value: () => {
+              throw new Error('has broken');
+            },
+          });
+        },
+      },
+    });
+    expect(await client.listPets()).toEqual([rex]);
+    expect(stub.received[0]?.request.headers.get('x-app')).toBe('shelter');
+    expect(stub.received[0]?.request.headers.get('x-hook')).toBeNull();
+    expect(lines).toEqual([expect.stringContaining('hooks.beforeRequest broke the headers')]);
+  });
+
+  it('refuses a header value that is no string, and headers of the connection, before sending', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch);
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ 'x-a': null }, /the value of "x-a" must be a string, got null/],
+      [{ 'x-a': { nested: 1 } }, /the value of "x-a" must be a string/],
+      [{ 'Transfer-Encoding': 'chunked' }, /"transfer-encoding" is set by the HTTP client/],
+      [{ connection: 'upgrade' }, /"connection" is set by the HTTP client/],
+    ];
+    for (const [headers, message] of cases) {
+      await expect(
+        client.listPets({}, { headers: headers as Record<string, string> }),
+      ).rejects.toThrow(message);
+      expect(() => clientWith(stub.fetch, { headers: headers as Record<string, string> })).toThrow(
+        message,
+      );
+    }
+    expect(stub.received).toHaveLength(0);
+  });
+});

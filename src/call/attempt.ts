@@ -3,8 +3,16 @@ import { ConnectionError } from '../errors/ConnectionError.js';
 import { errorFromResponse } from '../errors/from-response.js';
 import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
+import { describeThrown } from '../logger.js';
 import type { RetryReason } from '../options.js';
-import { BACKOFF_FLOOR_MS, backoffDelay, type RateLimitInfo, readTiming } from '../timing.js';
+import type { Observation } from '../quota/store.js';
+import {
+  BACKOFF_FLOOR_MS,
+  backoffDelay,
+  DISBELIEVED_COOLDOWN_MS,
+  type RateLimitInfo,
+  readTiming,
+} from '../timing.js';
 import type { AttemptTrace } from '../tracing/otel.js';
 import { waitToTake } from '../waits.js';
 import type { Call, CallContext } from './context.js';
@@ -56,7 +64,7 @@ function noResponse(
     return plan(
       new TimeoutError(
         `${call.label} timed out after ${call.timeoutMs} ms (timeoutMs), reading the body included. Raise timeoutMs if the service is slow.`,
-        { cause: error },
+        { cause: ctx.scrubError(error) },
       ),
       backoffFor(ctx, call, 'timeout'),
     );
@@ -107,13 +115,21 @@ function attemptHeaders(
     url,
     headers,
   });
-  if (headers.has('authorization')) {
+  try {
+    if (headers.has('authorization')) {
+      ctx.log.log(
+        'error',
+        'hooks.beforeRequest set Authorization, which is reserved for the key; it was ignored.',
+      );
+    }
+    return Object.fromEntries(headers);
+  } catch (error) {
     ctx.log.log(
       'error',
-      'hooks.beforeRequest set Authorization, which is reserved for the key; it was ignored.',
+      `hooks.beforeRequest broke the headers it was given (${describeThrown(error)}); the request is sent with the headers it had before.`,
     );
+    return merged;
   }
-  return Object.fromEntries(headers);
 }
 
 /**
@@ -124,11 +140,21 @@ function attemptHeaders(
  */
 export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
   const lease = await ctx.quota.admit(call);
+  // Every way out of the attempt ends the lease; one left open would hold
+  // the key's budget for every client that shares it.
+  let ended = false;
+  const observe = (observation: Observation) => {
+    ended = true;
+    return ctx.quota.observe(lease, observation, call.timeoutMs);
+  };
   call.attempts++;
   const exchange = ctx.transport.open(call.timeoutMs, call.signal);
   const { hooks } = ctx;
   const seen = hooks.afterResponse !== undefined;
-  const started = seen || ctx.log.enabled('debug') ? performance.now() : 0;
+  // Timed only when someone reads the duration (performance.now() may be 0
+  // under fake timers, so it cannot say whether it was read).
+  const timed = seen || ctx.log.enabled('debug');
+  const started = timed ? performance.now() : 0;
   // Only a call with headers of its own, a beforeRequest hook or HTTP spans
   // builds its headers per attempt; the others send the client's as they are.
   let span: AttemptTrace | undefined;
@@ -140,6 +166,7 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
           return attemptHeaders(ctx, call, url, method);
         }
       : undefined;
+  let observed: Promise<void> | undefined;
   try {
     let response: Response;
     try {
@@ -147,14 +174,14 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
     } catch (error) {
       // No response (a timeout, an abort, a connection lost): the request may
       // still have reached the service and been counted, so it is counted.
-      await ctx.quota.observe(lease, { status: 0 });
+      await observe({ status: 0 });
       const failure = noResponse(ctx, call, exchange, error);
       span?.end(undefined, failure);
       throw failure;
     }
     const { status } = response;
     span?.end(status);
-    if (started) {
+    if (timed) {
       const durationMs = performance.now() - started;
       ctx.log.log('debug', `${call.label} -> ${status} in ${Math.round(durationMs)} ms`);
       if (seen) {
@@ -162,7 +189,8 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
           operation: call.operation.name,
           attempt: call.attempts,
           status,
-          headers: ctx.scrubHeaders(response.headers),
+          // A copy: the hook must not change what the client reads next.
+          headers: ctx.scrubHeaders(response.headers, true),
           durationMs,
         });
       }
@@ -173,26 +201,25 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
     if (status === 429) {
       const asked = timing.retryAfter;
       retryAfterMs = asked?.ms;
-      // Never sooner than the back-off floor, even for `Retry-After: 0`.
-      const delayMs = Math.max(
-        BACKOFF_FLOOR_MS,
-        asked?.ms ?? backoffDelay(call.attempts, ctx.random),
-      );
-      // A wait of more than a day is not believed (the key cools down as after
-      // a 429 that said nothing), but this call is not sent again: the service
-      // asked for a long pause, and retrying soon after it risks the key.
+      // Never sooner than the back-off floor, even for `Retry-After: 0`. A
+      // wait of more than a day is not believed, but the service asked for a
+      // long pause: the key cools down for a minute and this call is not sent
+      // again, since sending soon after such an answer risks the key.
+      const delayMs = timing.retryAfterTooFar
+        ? DISBELIEVED_COOLDOWN_MS
+        : Math.max(BACKOFF_FLOOR_MS, asked?.ms ?? backoffDelay(call.attempts, ctx.random));
       const take = timing.retryAfterTooFar
         ? undefined
         : waitToTake(delayMs, asked !== undefined, ctx.maxRetryDelayMs);
       if (take !== undefined) wait = { delayMs: take, reason: asked?.source ?? 'rate-limited' };
-      await ctx.quota.observe(lease, { status, window: timing.window, cooldownMs: delayMs });
+      observed = observe({ status, window: timing.window, cooldownMs: delayMs });
     } else {
       const blind = !timing.rateLimitHeaders;
-      await ctx.quota.observe(lease, { status, window: timing.window, blind });
+      observed = observe({ status, window: timing.window, blind });
       if (status >= 500) wait = backoffFor(ctx, call, 'server-error');
     }
     ctx.saw(timing);
-    if (response.ok) {
+    if (status >= 200 && status < 300) {
       let text: string;
       try {
         text = await ctx.transport.read(exchange, response, ctx.maxResponseBytes);
@@ -213,7 +240,7 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
     throw plan(
       errorFromResponse({
         status,
-        statusText: ctx.scrub(response.statusText),
+        statusText: ctx.scrub(typeof response.statusText === 'string' ? response.statusText : ''),
         headers: ctx.scrubHeaders(response.headers),
         ...errorBody(ctx, text),
         rateLimit: timing.rateLimit,
@@ -229,6 +256,12 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
     );
   } finally {
     exchange.close();
+    // Failed before its response was told (a response-like object that broke
+    // on reading): counted, since the request may have reached the service.
+    if (!ended) void observe({ status: 0 });
+    // The store learns of the response while its body is read, and has
+    // learnt before the call goes on (to a retry, say).
+    await observed;
   }
 }
 

@@ -82,9 +82,15 @@ export class CallContext {
   tracing(): Promise<Tracing> | undefined {
     const options = this.#tracing;
     if (options === false) return undefined;
-    const provider =
-      options?.tracerProvider ??
-      (globalThis as Record<symbol, { trace?: TracerProviderLike } | undefined>)[OTEL]?.trace;
+    let provider: TracerProviderLike | undefined;
+    try {
+      provider =
+        options?.tracerProvider ??
+        (globalThis as Record<symbol, { trace?: TracerProviderLike } | undefined>)[OTEL]?.trace;
+    } catch (error) {
+      // Something else broke OpenTelemetry's global registry: not this call.
+      this.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`);
+    }
     if (!provider) return undefined;
     if (provider !== this.#tracerFor) {
       this.#tracerFor = provider;
@@ -126,9 +132,9 @@ export class CallContext {
     return redactJson(value, this.#apiKey);
   }
 
-  /** Headers without the key. */
-  scrubHeaders(headers: Headers): Headers {
-    return redactHeaders(headers, this.#apiKey);
+  /** Headers without the key; a copy whenever `copy` asks. */
+  scrubHeaders(headers: Headers, copy?: boolean): Headers {
+    return redactHeaders(headers, this.#apiKey, copy);
   }
 
   /** An error (a `cause`) without the key anywhere in it. */

@@ -5,7 +5,13 @@ import { ResponseValidationError } from '../errors/ResponseValidationError.js';
 import { describeIssues } from '../errors/ValidationIssue.js';
 import { describeThrown } from '../logger.js';
 import type { WithResponse } from '../observe.js';
-import { checkDuration, checkHeaders, checkMaxRetries, type RequestOptions } from '../options.js';
+import {
+  checkDuration,
+  checkHeaders,
+  checkMaxRetries,
+  checkSignal,
+  type RequestOptions,
+} from '../options.js';
 import { sleep } from '../sleep.js';
 import type { Tracing } from '../tracing/otel.js';
 import { validateInput, validateOutput } from '../validation/validate.js';
@@ -116,7 +122,7 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
   } catch (error) {
     if (error instanceof AnimalStoreError) throw error;
     // A getter of the caller's that throws, a Proxy that refuses to be read…
-    const message = `reading it threw ${error instanceof Error ? error.name : 'a value'}: ${String(error instanceof Error ? error.message : error)}`;
+    const message = ctx.scrub(`reading it threw ${describeThrown(error)}`);
     throw new RequestValidationError(
       `Invalid ${operation.inputName}; nothing was sent. ${message}.`,
       [{ path: [], code: 'unreadable', message }],
@@ -134,16 +140,17 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
       options.maxRetries === undefined
         ? ctx.maxRetries
         : checkMaxRetries(options.maxRetries, `${name} option maxRetries`),
-      options.signal,
+      checkSignal(options.signal, `${name} option signal`),
       options.headers === undefined
         ? undefined
         : Object.fromEntries(checkHeaders(options.headers, `${name} option headers`)),
     );
   } catch (error) {
     if (error instanceof AnimalStoreError) throw error;
-    throw new AnimalStoreError(`Invalid ${name} options: reading them threw: ${String(error)}.`, {
-      cause: error,
-    });
+    throw new AnimalStoreError(
+      ctx.scrub(`Invalid ${name} options: reading them threw ${describeThrown(error)}.`),
+      { cause: ctx.scrubError(error) },
+    );
   }
 }
 

@@ -206,7 +206,13 @@ export class Transport {
       // A network error the fetch reported as a response (`Response.error()`),
       // or a custom fetch that resolved something else than a response.
       if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
-      if (typeof response?.status !== 'number' || typeof response.headers?.get !== 'function') {
+      const headers = (response as Partial<Response> | undefined)?.headers;
+      if (
+        !Number.isInteger(response?.status) ||
+        typeof headers?.get !== 'function' ||
+        typeof headers.has !== 'function' ||
+        typeof headers.forEach !== 'function'
+      ) {
         throw new TypeError('fetch resolved something that is not a Response');
       }
       exchange.response = response;
@@ -246,7 +252,9 @@ export class Transport {
     }
     const length = response.headers.get('content-length');
     // A body of a stated length, not compressed, is bounded by that length.
+    // Only the platform's fetch is held to the stated length; another could lie.
     if (
+      !this.#custom &&
       length !== null &&
       Number(length) <= maxBytes &&
       !response.headers.has('content-encoding')

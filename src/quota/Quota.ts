@@ -1,6 +1,7 @@
 import { onAbort } from '../abort.js';
 import { AnimalStoreError } from '../errors/AnimalStoreError.js';
 import { TimeoutError } from '../errors/TimeoutError.js';
+import { describeThrown } from '../logger.js';
 import { MAX_TIMER_MS } from '../sleep.js';
 import { BACKOFF_CAP_MS, BACKOFF_FLOOR_MS, HORIZON_MS } from '../timing.js';
 import { waitToTake } from '../waits.js';
@@ -71,6 +72,16 @@ function settle<T>(call: () => Promise<T> | T): Promise<T> {
   }
 }
 
+/** `promise`, or a rejection with `message` once `ms` have passed. */
+function bounded<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  if (ms > MAX_TIMER_MS) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 /** An admission as the interface describes it, or a throw. */
 function checked(admission: Admission): Admission {
   const value = admission as Partial<{ lease: unknown; reason: unknown; waitMs: unknown }> | null;
@@ -87,8 +98,13 @@ function checked(admission: Admission): Admission {
   throw new TypeError(`admit answered ${JSON.stringify(admission)}`);
 }
 
-const storeFailed = (cause: unknown) =>
-  new AnimalStoreError(`The quota store failed to admit a request: ${String(cause)}`, { cause });
+/** How a quota keeps the key out of what it reports of a store's failures. */
+export interface Redactor {
+  text(text: string): string;
+  error(error: unknown): unknown;
+}
+
+const asIs: Redactor = { text: (text) => text, error: (error) => error };
 
 // A lease outlives its request's timeoutMs by this much: the store's own answers take time.
 const LEASE_MARGIN_MS = 2_000;
@@ -107,6 +123,7 @@ export class Quota {
   readonly #store: QuotaStore;
   #bucket: string | Promise<string>;
   readonly #onError: (error: unknown) => void;
+  readonly #redact: Redactor;
   /** Requests in a row that got no response. */
   #silent = 0;
 
@@ -115,10 +132,12 @@ export class Quota {
     store: QuotaStore,
     bucket: string | Promise<string>,
     onError: (error: unknown) => void,
+    redact: Redactor = asIs,
   ) {
     this.#store = store;
     this.#bucket = bucket;
     this.#onError = onError;
+    this.#redact = redact;
     if (typeof bucket !== 'string') {
       bucket.then(
         (name) => {
@@ -168,7 +187,7 @@ export class Quota {
     const answer = settle(() => this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }))
       .then(checked)
       .then(undefined, (cause: unknown) => {
-        throw storeFailed(cause);
+        throw this.#failed(cause);
       });
     let given = true;
     const giveBack = (admission: Admission) => {
@@ -204,6 +223,14 @@ export class Quota {
           clearTimeout(timer);
           stop?.();
         });
+    });
+  }
+
+  /** The error of a store that failed to admit, without the key. */
+  #failed(cause: unknown): AnimalStoreError {
+    const why = this.#redact.text(describeThrown(cause));
+    return new AnimalStoreError(`The quota store failed to admit a request: ${why}`, {
+      cause: this.#redact.error(cause),
     });
   }
 
@@ -248,7 +275,7 @@ export class Quota {
    * here is reported to `onError` and never fails the call: the response
    * arrived, and the service may have acted on it.
    */
-  async observe(lease: string, observation: Observation): Promise<void> {
+  async observe(lease: string, observation: Observation, timeoutMs: number): Promise<void> {
     // Requests that get no response (timeoutMs below the service's latency,
     // say) must not turn into a loop of probes: each one in a row holds the
     // key a little longer, 100 ms doubling up to 8 s, until a response comes.
@@ -261,7 +288,11 @@ export class Quota {
     }
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
-      await this.#store.observe(bucket, lease, observation);
+      await bounded(
+        settle(() => this.#store.observe(bucket, lease, observation)),
+        timeoutMs,
+        `the store did not record the response within timeoutMs (${timeoutMs} ms)`,
+      );
     } catch (error) {
       this.#onError(error);
     }
@@ -307,7 +338,7 @@ export class Quota {
       }
     } catch (cause) {
       // A store that answered nonsense, or a callback that threw: nobody is left waiting.
-      for (const waiter of line.waiters.splice(0)) waiter.reject(storeFailed(cause));
+      for (const waiter of line.waiters.splice(0)) waiter.reject(this.#failed(cause));
     } finally {
       line.pumping = false;
       settle(async () => line.unwatch?.()).catch(() => undefined);
