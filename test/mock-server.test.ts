@@ -2,7 +2,12 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { NotFoundError, PetsClient, RateLimitError, type RetryInfo } from '../src/index.js';
-import { MockServerOptionError, SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
+import {
+  createHandlers,
+  MockServerOptionError,
+  SAMPLE_PETS,
+  startMockServer,
+} from '../src/mock/index.js';
 
 const cli = new URL('../dist/mock-cli.js', import.meta.url).pathname;
 const runCli = (args: string[]) =>
@@ -162,6 +167,11 @@ describe('animal-store-mock on the command line', () => {
         ['--port', '70000'],
         '--port must be an integer from 0 to 65535 (0 picks a free one); got "70000"',
       ],
+      [
+        ['--port', '-1'],
+        '--port must be an integer from 0 to 65535 (0 picks a free one); got a value starting with "-"',
+      ],
+      [['--api-key', ''], '--api-key must hold non-empty keys without spaces; got ""'],
       [['--host', '0.0.0.0'], '--host must be a loopback address'],
       [['--plan', 'gold'], 'unknown plan "gold"'],
       [['--colour'], "Unknown option '--colour'"],
@@ -171,6 +181,82 @@ describe('animal-store-mock on the command line', () => {
       expect(result.stderr).toContain(message);
       expect(result.stderr).toContain('Usage: animal-store-mock');
       expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('refuses options it cannot serve as the service would, typed, before listening', async () => {
+    for (const [options, message] of [
+      [{ plan: 'gold' }, 'plan must be one of free, pro, business, enterprise; got "gold"'],
+      [{ apiKeys: 'test-key' }, "apiKeys must be an array of keys, e.g. ['test-key']"],
+      [{ apiKeys: [''] }, 'apiKeys must hold non-empty keys without spaces'],
+      [{ limits: { perMinute: 0 } }, 'limits.perMinute must be a positive integer; got 0'],
+      [
+        { seed: [{ name: 'Rex' }] },
+        'seed[0] is not an animal the service could answer: categoryId',
+      ],
+      [
+        { seed: [{ id: 'zz', name: 'Rex', categoryId: 1 }] },
+        'seed[0] is not an animal the service could answer: id must be a positive integer',
+      ],
+      [
+        { seed: [{ name: 'Rex', categoryId: 1, status: 'lost' }] },
+        "seed[0] is not an animal the service could answer: status must be 'available', 'pending' or 'sold'",
+      ],
+      [
+        {
+          seed: [
+            { id: 1, name: 'a', categoryId: 1 },
+            { id: 1, name: 'b', categoryId: 1 },
+          ],
+        },
+        'seed[1] is not an animal the service could answer: id 1 is used twice',
+      ],
+    ] as const) {
+      const error = await startMockServer(options as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MockServerOptionError);
+      expect((error as Error).message).toContain(message);
+      expect(() => createHandlers(options as never)).toThrow(message);
+    }
+  });
+
+  it('refuses a body over 1 MiB and a target that is no path with 400 JSON, keeping nothing', async () => {
+    const server = await startMockServer({ apiKeys: ['k'] });
+    try {
+      const big = await fetch(`${server.url}/pets`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'x'.repeat(2 * 1024 * 1024), categoryId: 1 }),
+      });
+      expect(big.status).toBe(400);
+      expect(await big.json()).toMatchObject({ code: 'bad_request', status: 400 });
+      expect(server.service.pets).toEqual([]);
+      const { port } = new URL(server.url);
+      const { request } = await import('node:http');
+      const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+        const sent = request({ host: '127.0.0.1', port, path: '//[', method: 'GET' }, (res) => {
+          let body = '';
+          res.on('data', (chunk: Buffer) => {
+            body += chunk.toString();
+          });
+          res.on('end', () => resolve({ status: res.statusCode, body }));
+        });
+        sent.on('error', reject);
+        sent.end();
+      });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 'bad_request', status: 400 });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('takes the bearer scheme in any case, as HTTP does', async () => {
+    const server = await startMockServer({ apiKeys: ['k'] });
+    try {
+      const answer = await fetch(`${server.url}/pets`, { headers: { authorization: 'bearer k' } });
+      expect(answer.status).toBe(200);
+    } finally {
+      await server.close();
     }
   });
 

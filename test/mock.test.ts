@@ -2,6 +2,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, NotFoundError, PetsClient } from '../src/index.js';
 import { createHandlers, createMockService, SAMPLE_PETS } from '../src/mock/index.js';
+import { MOST_KEYS, RateLimiter } from '../src/mock/rate-limiter.js';
 
 const BASE = 'https://api.animal-store.example/v1';
 const handlers = createHandlers({ apiKeys: ['test-key'], plan: 'free', seed: SAMPLE_PETS });
@@ -161,5 +162,20 @@ describe('msw missing', () => {
       }),
     ).toBe(false);
     expect(isMswMissing(new Error("Cannot find package 'msw'"))).toBe(false);
+  });
+});
+
+describe('the mock under callers that make up keys', () => {
+  it('keeps at most 10,000 counters, forgetting the oldest, and none for a refused key', () => {
+    const limiter = new RateLimiter({ perMinute: 5, perDay: 100 });
+    const at = Date.UTC(2026, 0, 1);
+    limiter.take('first', at);
+    limiter.take('first', at);
+    expect(limiter.peek('first', at).remaining).toBe(3);
+    for (let i = 0; i < MOST_KEYS; i++) limiter.peek(`anonymous:${i}`, at);
+    expect(limiter.peek('first', at).remaining).toBe(3);
+    for (let i = 0; i < MOST_KEYS; i++) limiter.take(`made-up-${i}`, at);
+    expect(limiter.peek('first', at).remaining).toBe(5);
+    expect(limiter.peek(`made-up-${MOST_KEYS - 1}`, at).remaining).toBe(4);
   });
 });

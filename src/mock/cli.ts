@@ -23,10 +23,13 @@ const options = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 let parsed: ReturnType<typeof parseArgs<{ options: typeof options }>>;
+const PORT_RANGE = '--port must be an integer from 0 to 65535 (0 picks a free one)';
 try {
   parsed = parseArgs({ options });
 } catch (error) {
-  fail((error as Error).message);
+  const { message } = error as Error;
+  // `--port -1` reads as an option of its own to parseArgs.
+  fail(message.includes("'--port") ? `${PORT_RANGE}; got a value starting with "-".` : message);
 }
 const { values } = parsed;
 
@@ -36,9 +39,7 @@ if (values.help) {
 }
 if (!Object.hasOwn(PLAN_LIMITS, values.plan)) fail(`unknown plan ${JSON.stringify(values.plan)}.`);
 if (!/^\d{1,5}$/.test(values.port) || Number(values.port) > 65535) {
-  fail(
-    `--port must be an integer from 0 to 65535 (0 picks a free one); got ${JSON.stringify(values.port)}.`,
-  );
+  fail(`${PORT_RANGE}; got ${JSON.stringify(values.port)}.`);
 }
 
 const server = await startMockServer({
@@ -48,7 +49,13 @@ const server = await startMockServer({
   apiKeys: values['api-key'],
   seed: SAMPLE_PETS,
 }).catch((error: unknown) => {
-  if (error instanceof MockServerOptionError) fail(error.message.replace(/^(host|port)/, '--$1'));
+  if (error instanceof MockServerOptionError) {
+    fail(
+      error.message.replace(/^(host|port|apiKeys)/, (name) =>
+        name === 'apiKeys' ? '--api-key' : `--${name}`,
+      ),
+    );
+  }
   const { code } = error as { code?: string };
   if (code === 'EADDRINUSE') fail(`port ${values.port} is in use; pick another with --port.`);
   throw error;

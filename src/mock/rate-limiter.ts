@@ -1,6 +1,8 @@
 import type { RateLimits } from './plans.js';
 
 const DAY = 86_400_000;
+/** Keys counted at once, at most. */
+export const MOST_KEYS = 10_000;
 
 interface Counters {
   minuteStart: number;
@@ -31,12 +33,18 @@ export class RateLimiter {
     this.#window = limits.windowMs ?? 60_000;
   }
 
-  #current(key: string, now: number): Counters {
+  #current(key: string, now: number, keep: boolean): Counters {
     const minuteStart = now - (now % this.#window);
     const dayStart = now - (now % DAY);
     let c = this.#counters.get(key);
     if (!c) {
       c = { minuteStart, minuteCount: 0, dayStart, dayCount: 0 };
+      if (!keep) return c;
+      // Memory stays bounded whatever number of keys callers make up: the
+      // key counted longest ago is forgotten first.
+      if (this.#counters.size >= MOST_KEYS) {
+        this.#counters.delete(this.#counters.keys().next().value as string);
+      }
       this.#counters.set(key, c);
     }
     if (c.minuteStart !== minuteStart) Object.assign(c, { minuteStart, minuteCount: 0 });
@@ -46,7 +54,7 @@ export class RateLimiter {
 
   /** The binding window for `key`, without counting a request. */
   peek(key: string, now: number): WindowState {
-    const c = this.#current(key, now);
+    const c = this.#current(key, now, false);
     const minuteLeft = Math.max(0, this.#limits.perMinute - c.minuteCount);
     const dayLeft = Math.max(0, this.#limits.perDay - c.dayCount);
     // An exhausted day outlasts any minute: report the window that really ends the wait.
@@ -63,7 +71,7 @@ export class RateLimiter {
   take(key: string, now: number): { allowed: boolean; state: WindowState } {
     const before = this.peek(key, now);
     if (before.remaining === 0) return { allowed: false, state: before };
-    const c = this.#current(key, now);
+    const c = this.#current(key, now, true);
     c.minuteCount++;
     c.dayCount++;
     return { allowed: true, state: this.peek(key, now) };

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MockServerOptionError } from './MockServerOptionError.js';
 import { createMockService, type MockService, type MockServiceOptions } from './service.js';
+
+export { MockServerOptionError };
 
 /** Options of {@link startMockServer}. */
 export interface MockServerOptions extends Omit<MockServiceOptions, 'baseUrl'> {
@@ -34,11 +37,6 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '600',
 };
 
-/** The error of a bad `host` or `port`: what was given and what is accepted. */
-export class MockServerOptionError extends RangeError {
-  override name = 'MockServerOptionError';
-}
-
 /** The mock listens on loopback only: it accepts any key, so it must not be reachable from elsewhere. */
 function checkHost(host: unknown): string {
   const loopback =
@@ -63,10 +61,30 @@ function checkPort(port: unknown): number {
   return port;
 }
 
+/** The most of a request body the mock reads; a larger one is refused, and not kept. */
+export const MOST_BODY_BYTES = 1_048_576;
+
+/** A request the mock cannot take (too large a body, a target that is no URL). */
+class Unreadable extends Error {}
+
 /** Reads a node:http request into a Fetch API `Request` (internal; also used by the soak test). */
 export async function toRequest(incoming: IncomingMessage, origin: string): Promise<Request> {
   const chunks: Buffer[] = [];
-  for await (const chunk of incoming) chunks.push(chunk as Buffer);
+  let size = 0;
+  for await (const chunk of incoming) {
+    size += (chunk as Buffer).length;
+    // Read to the end, so that the answer can be sent, but kept only up to the cap.
+    if (size <= MOST_BODY_BYTES) chunks.push(chunk as Buffer);
+  }
+  if (size > MOST_BODY_BYTES) {
+    throw new Unreadable(`the body is larger than ${MOST_BODY_BYTES} bytes`);
+  }
+  let url: URL;
+  try {
+    url = new URL(incoming.url ?? '/', origin);
+  } catch {
+    throw new Unreadable(`the request target ${JSON.stringify(incoming.url)} is not a path`);
+  }
   const headers = new Headers();
   for (const [name, value] of Object.entries(incoming.headers)) {
     if (typeof value === 'string') headers.set(name, value);
@@ -74,7 +92,7 @@ export async function toRequest(incoming: IncomingMessage, origin: string): Prom
   }
   const method = incoming.method ?? 'GET';
   const body = method === 'GET' || method === 'HEAD' ? null : new Uint8Array(Buffer.concat(chunks));
-  return new Request(new URL(incoming.url ?? '/', origin), { method, headers, body });
+  return new Request(url, { method, headers, body });
 }
 
 /** Writes a Fetch API `Response`, with the CORS headers, to a node:http response (internal). */
@@ -132,8 +150,13 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
     answer
       .then((response) => send(response, outgoing))
       .catch((error: unknown) => {
-        outgoing.writeHead(500, { 'content-type': 'text/plain', ...CORS_HEADERS });
-        outgoing.end(`mock server failure: ${String(error)}`);
+        const unreadable = error instanceof Unreadable;
+        const status = unreadable ? 400 : 500;
+        const message = unreadable ? error.message : `the mock failed: ${String(error)}`;
+        outgoing.writeHead(status, { 'content-type': 'application/json', ...CORS_HEADERS });
+        outgoing.end(
+          JSON.stringify({ code: unreadable ? 'bad_request' : 'mock_failure', message, status }),
+        );
       });
   });
   return {

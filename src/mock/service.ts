@@ -1,4 +1,5 @@
 import type { NewPet, Pet, PetStatus } from '../types.js';
+import { checkServiceOptions } from './check-options.js';
 import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
 import { RateLimiter, type WindowState } from './rate-limiter.js';
 
@@ -93,6 +94,7 @@ function parseLimit(raw: string | null): number {
  * response and per-plan rate limiting answering 429 with `Retry-After`.
  */
 export function createMockService(options: MockServiceOptions = {}): MockService {
+  checkServiceOptions(options);
   // Read through a closure so that fake timers installed later apply to the mock too.
   const now = options.now ?? (() => Date.now());
   const baseUrl = (options.baseUrl ?? 'https://api.animal-store.example/v1').replace(/\/+$/, '');
@@ -185,7 +187,8 @@ export function createMockService(options: MockServiceOptions = {}): MockService
     }
     const path = url.pathname.slice(basePath.length);
     const auth = request.headers.get('authorization') ?? '';
-    const token = /^Bearer (\S+)$/.exec(auth)?.[1];
+    // The scheme's name is case-insensitive (RFC 9110, section 11.1).
+    const token = /^Bearer (\S+)$/i.exec(auth)?.[1];
     if (!token || (keys && !keys.has(token))) {
       const headers = rateHeaders(limiter.peek(`anonymous:${token ?? ''}`, at), at);
       return problem(401, 'unauthorized', 'the API key is missing or invalid', headers);
