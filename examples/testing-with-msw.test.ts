@@ -29,7 +29,9 @@ afterEach(() => {
 });
 afterAll(() => server.close());
 
-const client = () => new PetsClient({ apiKey: 'test-key', maxRetries: 0 });
+// baseUrl: where the handlers answer, whatever ANIMAL_STORE_BASE_URL says.
+const client = () =>
+  new PetsClient({ apiKey: 'test-key', baseUrl: handlers.service.baseUrl, maxRetries: 0 });
 
 describe('countAvailable', () => {
   it('counts the available animals', async () => {

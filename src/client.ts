@@ -162,6 +162,10 @@ export class PetsClient {
         { cause: apiKey ? redactError(error, apiKey) : error },
       );
     }
+    // Bound, so that `const { listPets } = client` works as a call on it does.
+    this.listPets = this.listPets.bind(this);
+    this.createPet = this.createPet.bind(this);
+    this.getPet = this.getPet.bind(this);
     const context = this.#context;
     this.withResponse = Object.freeze({
       listPets: (params: ListPetsParams = {}, options: RequestOptions = {}) =>

@@ -423,28 +423,17 @@ export function checkHooks(hooks: Hooks | undefined): Hooks {
 }
 
 /**
- * Checks the `tracing` option; a frozen copy, so that a getter on the
- * caller's object is read once, here.
+ * The `tracing` option, read once: a copy, so that a getter on the caller's
+ * object is not read per call. What the provider is gets checked when the
+ * tracing code loads (a provider without `getTracer` is logged and skipped),
+ * so that apps without OpenTelemetry carry none of it.
  */
 export function checkTracing(
   tracing: TracingOptions | false | undefined,
-): Readonly<TracingOptions> | false | undefined {
-  if (tracing === undefined || tracing === false) return tracing;
-  if (typeof tracing !== 'object' || tracing === null) {
-    fail(
-      `Invalid tracing: expected false or { tracerProvider?, httpSpans? }, got ${describeValue(tracing)}.`,
-    );
-  }
+): TracingOptions | false | undefined {
+  if (!tracing) return tracing;
   const { tracerProvider, httpSpans } = tracing;
-  if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== 'function') {
-    fail(
-      `Invalid tracing.tracerProvider: expected an OpenTelemetry TracerProvider (with getTracer), got ${describeValue(tracerProvider)}.`,
-    );
-  }
-  if (httpSpans !== undefined && typeof httpSpans !== 'boolean') {
-    fail(`Invalid tracing.httpSpans: expected true or false, got ${describeValue(httpSpans)}.`);
-  }
-  return Object.freeze({ tracerProvider, httpSpans });
+  return { tracerProvider, httpSpans };
 }
 
 /** Checks a `logger` option: `console` when absent. */
@@ -492,18 +481,51 @@ const OPTION_NAMES = {
   dangerouslyAllowBrowser: 1,
 } satisfies Record<keyof ClientOptions, 1>;
 
+const TRACING_OPTION_NAMES = { tracerProvider: 1, httpSpans: 1 } satisfies Record<
+  keyof TracingOptions,
+  1
+>;
+
+const REQUEST_OPTION_NAMES = {
+  signal: 1,
+  timeoutMs: 1,
+  maxRetries: 1,
+  headers: 1,
+} satisfies Record<keyof RequestOptions, 1>;
+
 /**
- * The names in `options` that are no client option (a misspelling, which
- * would otherwise be ignored in silence), each with the option it is
- * likely meant for.
+ * The names in `options` that are none of `known` (a misspelling, which
+ * would otherwise be ignored in silence), each quoted with `prefix` and with
+ * the name it is likely meant for.
  */
-export function unknownOptions(options: object): string[] {
-  const names = Object.keys(OPTION_NAMES);
-  return Object.keys(options)
-    .filter((name) => !Object.hasOwn(OPTION_NAMES, name))
-    .map((name) => {
-      const stem = name.toLowerCase().slice(0, 5);
-      const near = names.find((known) => known.toLowerCase().startsWith(stem));
-      return `${JSON.stringify(name.slice(0, 60))}${near ? ` (did you mean ${near}?)` : ''}`;
-    });
+function unknownNames(options: object, known: object, prefix = ''): string[] {
+  const names = Object.keys(known);
+  const unknown = Object.keys(options).filter((name) => !Object.hasOwn(known, name));
+  // Quoted only when it looks like a name: anything else (a pasted key, a
+  // long or odd string) is counted, never shown.
+  const shown = unknown.filter((name) => /^[A-Za-z_$][\w$]{0,39}$/.test(name)).slice(0, 5);
+  const lines = shown.map((name) => {
+    const stem = name.toLowerCase().slice(0, 5);
+    const near = names.find((candidate) => candidate.toLowerCase().startsWith(stem));
+    return `"${prefix}${name}"${near ? ` (did you mean ${prefix}${near}?)` : ''}`;
+  });
+  const more = unknown.length - shown.length;
+  if (more > 0) lines.push(`${more} more${prefix ? ` in ${prefix.slice(0, -1)}` : ''}`);
+  return lines;
+}
+
+/** The names in client options, `tracing` included, that are no option. */
+export function unknownOptions(options: ClientOptions): string[] {
+  const { tracing } = options;
+  return [
+    ...unknownNames(options, OPTION_NAMES),
+    ...(typeof tracing === 'object' && tracing !== null
+      ? unknownNames(tracing, TRACING_OPTION_NAMES, 'tracing.')
+      : []),
+  ];
+}
+
+/** The names in a call's options that are no option. */
+export function unknownRequestOptions(options: object): string[] {
+  return unknownNames(options, REQUEST_OPTION_NAMES);
 }

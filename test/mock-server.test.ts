@@ -171,7 +171,11 @@ describe('animal-store-mock on the command line', () => {
         ['--port', '-1'],
         '--port must be an integer from 0 to 65535 (0 picks a free one); got a value starting with "-"',
       ],
-      [['--api-key', ''], '--api-key must hold non-empty keys without spaces; got ""'],
+      [
+        ['--api-key', ''],
+        '--api-key must hold non-empty keys of visible ASCII, without spaces; got ""',
+      ],
+      [['--port'], "Option '--port <value>' argument missing"],
       [['--host', '0.0.0.0'], '--host must be a loopback address'],
       [['--plan', 'gold'], 'unknown plan "gold"'],
       [['--colour'], "Unknown option '--colour'"],
@@ -188,7 +192,10 @@ describe('animal-store-mock on the command line', () => {
     for (const [options, message] of [
       [{ plan: 'gold' }, 'plan must be one of free, pro, business, enterprise; got "gold"'],
       [{ apiKeys: 'test-key' }, "apiKeys must be an array of keys, e.g. ['test-key']"],
-      [{ apiKeys: [''] }, 'apiKeys must hold non-empty keys without spaces'],
+      [{ apiKeys: [''] }, 'apiKeys must hold non-empty keys of visible ASCII, without spaces'],
+      [{ apiKeys: [] }, 'apiKeys is empty, so every request would get 401'],
+      [{ apikeys: ['k'] }, 'apikeys is no option of the mock; the options are apiKeys,'],
+      [{ limits: { perMinte: 5 } }, 'limits.perMinte is no option of the mock'],
       [{ limits: { perMinute: 0 } }, 'limits.perMinute must be a positive integer; got 0'],
       [
         { seed: [{ name: 'Rex' }] },
@@ -232,17 +239,19 @@ describe('animal-store-mock on the command line', () => {
       expect(server.service.pets).toEqual([]);
       const { port } = new URL(server.url);
       const { request } = await import('node:http');
-      const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
-        const sent = request({ host: '127.0.0.1', port, path: '//[', method: 'GET' }, (res) => {
-          let body = '';
-          res.on('data', (chunk: Buffer) => {
-            body += chunk.toString();
+      const answer = await new Promise<{ status: number | undefined; body: string }>(
+        (resolve, reject) => {
+          const sent = request({ host: '127.0.0.1', port, path: '//[', method: 'GET' }, (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => {
+              body += chunk.toString();
+            });
+            res.on('end', () => resolve({ status: res.statusCode, body }));
           });
-          res.on('end', () => resolve({ status: res.statusCode, body }));
-        });
-        sent.on('error', reject);
-        sent.end();
-      });
+          sent.on('error', reject);
+          sent.end();
+        },
+      );
       expect(answer.status).toBe(400);
       expect(JSON.parse(answer.body)).toMatchObject({ code: 'bad_request', status: 400 });
     } finally {

@@ -1,7 +1,13 @@
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { AuthenticationError, NotFoundError, PetsClient } from '../src/index.js';
-import { createHandlers, createMockService, SAMPLE_PETS } from '../src/mock/index.js';
+import {
+  createHandlers,
+  createMockService,
+  MockServerOptionError,
+  PLAN_LIMITS,
+  SAMPLE_PETS,
+} from '../src/mock/index.js';
 import { MOST_KEYS, RateLimiter } from '../src/mock/rate-limiter.js';
 
 const BASE = 'https://api.animal-store.example/v1';
@@ -174,8 +180,28 @@ describe('the mock under callers that make up keys', () => {
     expect(limiter.peek('first', at).remaining).toBe(3);
     for (let i = 0; i < MOST_KEYS; i++) limiter.peek(`anonymous:${i}`, at);
     expect(limiter.peek('first', at).remaining).toBe(3);
-    for (let i = 0; i < MOST_KEYS; i++) limiter.take(`made-up-${i}`, at);
-    expect(limiter.peek('first', at).remaining).toBe(5);
-    expect(limiter.peek(`made-up-${MOST_KEYS - 1}`, at).remaining).toBe(4);
+    for (let i = 0; i < MOST_KEYS - 1; i++) limiter.take(`made-up-${i}`, at);
+    // Counted again: the last to be forgotten.
+    limiter.take('first', at);
+    limiter.take('one-more', at);
+    expect(limiter.peek('first', at).remaining).toBe(2);
+    expect(limiter.peek('made-up-0', at).remaining).toBe(5);
+  });
+
+  it('keeps its seed as given, answers nothing on a clock that is no time, and shares no plan', async () => {
+    const seed = [{ name: 'Rex', categoryId: 1 }];
+    const service = createMockService({ seed });
+    seed[0]!.name = 'changed';
+    service.reset();
+    expect(service.pets).toEqual([{ id: 1, name: 'Rex', categoryId: 1 }]);
+    expect(() => service.seed([{ name: 'x' } as never])).toThrow(/seed\[0\] is not an animal/);
+    const broken = createMockService({ now: () => Number.NaN });
+    await expect(
+      broken.handle(
+        new Request(`${broken.baseUrl}/pets`, { headers: { authorization: 'Bearer k' } }),
+      ),
+    ).rejects.toThrow('now() returned NaN; it must return epoch milliseconds.');
+    expect(Object.isFrozen(PLAN_LIMITS.free)).toBe(true);
+    expect(() => createMockService(null as never)).toThrow(MockServerOptionError);
   });
 });

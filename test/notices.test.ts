@@ -1,29 +1,47 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
 import { describePackage, NOTICES_FILE, packageDirOf } from '../build/notices.js';
 
 const root = new URL('../', import.meta.url).pathname;
-const dist = join(root, 'dist');
 
-/** Every package the shipped build holds code of, read from the build's own source maps. */
-function bundledPackages(): Map<string, string> {
+/**
+ * Every package the build holds code of, found apart from the build: the
+ * entries bundled again here with esbuild, everything bundled but what the
+ * package leaves to its users (its peer dependencies) and Node's own modules.
+ */
+async function bundledPackages(): Promise<Map<string, string>> {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    peerDependencies: Record<string, string>;
+  };
+  const peers = Object.keys(manifest.peerDependencies).flatMap((name) => [name, `${name}/*`]);
+  const entries = ['src/index.ts', 'src/mock/index.ts', 'src/redis/index.ts', 'src/mock/cli.ts'];
   const packages = new Map<string, string>();
-  for (const file of readdirSync(dist).filter((name) => name.endsWith('.map'))) {
-    const { sources } = JSON.parse(readFileSync(join(dist, file), 'utf8')) as { sources: string[] };
-    for (const source of sources) {
-      const dir = packageDirOf(join(dist, source));
-      if (dir) packages.set(dir, file);
+  for (const entry of entries) {
+    const { metafile } = await build({
+      entryPoints: [join(root, entry)],
+      bundle: true,
+      write: false,
+      metafile: true,
+      format: 'esm',
+      platform: 'node',
+      external: ['node:*', ...peers],
+      logLevel: 'silent',
+    });
+    for (const input of Object.keys(metafile.inputs)) {
+      const dir = packageDirOf(join(root, input));
+      if (dir) packages.set(dir, entry);
     }
   }
   return packages;
 }
 
 describe('third-party notices', () => {
-  it('cover every package whose code the build bundles, with its own licence text', () => {
+  it('cover every package whose code the build bundles, with its own licence text', async () => {
     const notices = readFileSync(join(root, NOTICES_FILE), 'utf8');
-    const packages = bundledPackages();
+    const packages = await bundledPackages();
     // The build bundles at least these; the list grows with whatever it takes.
     const names = [...packages.keys()].map((dir) => describePackage(dir).name);
     expect(names).toEqual(

@@ -1,7 +1,7 @@
 // Seeing and extending every call: a custom fetch called as the platform's,
 // per-request headers, hooks, raw responses and OpenTelemetry tracing, all
 // through the public API.
-import { context, trace } from '@opentelemetry/api';
+import { type ContextManager, context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
@@ -106,6 +106,29 @@ describe('a custom fetch, as users pass one', () => {
       expect(response.rateLimit?.limit).toBeGreaterThan(0);
     } finally {
       await dispatcher.close();
+    }
+  });
+
+  it('on globalThis, wrapped by someone else, gets headers of its own each time too', async () => {
+    const original = globalThis.fetch;
+    const sent: string[] = [];
+    globalThis.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+      const headers = (init?.headers ?? {}) as Record<string, string>;
+      sent.push(headers['x-trace-id'] ?? '-');
+      headers['x-trace-id'] ??= `trace-${sent.length}`;
+      return original(input, init);
+    };
+    try {
+      const client = new PetsClient({
+        apiKey: KEY,
+        baseUrl: mock.url,
+        quotaStore: new MemoryQuotaStore(),
+      });
+      await client.listPets();
+      await client.listPets();
+      expect(sent).toEqual(['-', '-']);
+    } finally {
+      globalThis.fetch = original;
     }
   });
 
@@ -494,6 +517,39 @@ describe('OpenTelemetry', () => {
       expect(trace.getActiveSpan()).toBeUndefined();
     } finally {
       context.disable();
+    }
+  });
+
+  it('sends once, and reports what came back, whatever a broken context manager does', async () => {
+    for (const broken of ['runs it twice', 'throws after it', 'returns nothing'] as const) {
+      const manager = {
+        active: () => ROOT_CONTEXT,
+        with: (_: unknown, fn: () => unknown) => {
+          const result = fn();
+          if (broken === 'runs it twice') fn();
+          if (broken === 'throws after it') throw new Error('manager broke');
+          return broken === 'returns nothing' ? undefined : result;
+        },
+        bind: <T>(_: unknown, target: T) => target,
+        enable() {
+          return this;
+        },
+        disable() {
+          return this;
+        },
+      };
+      context.setGlobalContextManager(manager as unknown as ContextManager);
+      try {
+        const stub = scriptedFetch().thenAlways(json(rex, 201));
+        const client = clientWith(stub.fetch, { tracing: { tracerProvider: provider } });
+        expect(
+          await client.createPet({ name: rex.name, categoryId: rex.categoryId }),
+          broken,
+        ).toEqual(rex);
+        expect(stub.received, broken).toHaveLength(1);
+      } finally {
+        context.disable();
+      }
     }
   });
 

@@ -91,6 +91,29 @@ describe('other options', () => {
     warnings.length = 0;
     make({ logger, maxRetries: 3, timeoutMs: 5, headers: {} });
     expect(warnings).toEqual([]);
+    make({ logger, tracing: { httpspans: true } as object });
+    expect(warnings).toEqual([
+      '[animal-store] Unknown PetsClient options were ignored: "tracing.httpspans" (did you mean tracing.httpSpans?).',
+    ]);
+  });
+
+  it('warns of an unknown per-call option once per client', async () => {
+    const warnings: string[] = [];
+    const logger = {
+      error() {},
+      warn: (line: string) => warnings.push(line),
+      info() {},
+      debug() {},
+    };
+    const stub = scriptedFetch().thenAlways(json([]));
+    const client = clientWith(stub.fetch, { logger, logLevel: 'warn' });
+    const typo = { timeout: 5 } as object;
+    await client.listPets({}, typo);
+    await client.listPets({}, typo);
+    await client.listPets({}, { timeoutMs: 5_000 });
+    expect(warnings).toEqual([
+      '[animal-store] Unknown listPets options were ignored: "timeout" (did you mean timeoutMs?).',
+    ]);
   });
 
   it('sends extra headers on every request', async () => {
@@ -122,5 +145,40 @@ describe('other options', () => {
       globalThis.fetch = original;
     }
     expect(stub.received).toHaveLength(1);
+  });
+});
+
+describe('odd calls', () => {
+  it('works with methods taken off the client', async () => {
+    const stub = scriptedFetch().thenAlways(json([]));
+    const { listPets } = clientWith(stub.fetch);
+    expect(await listPets()).toEqual([]);
+  });
+
+  it('refuses call options that are not an object, sending nothing', async () => {
+    const stub = scriptedFetch().thenAlways(json([]));
+    const client = clientWith(stub.fetch);
+    await expect(client.listPets({}, 5 as unknown as object)).rejects.toThrow(
+      /Invalid listPets options: expected an object such as \{ timeoutMs: 5000 \}, got 5/,
+    );
+    await expect(client.listPets({}, null as unknown as object)).rejects.toBeInstanceOf(
+      AnimalStoreError,
+    );
+    expect(stub.received).toHaveLength(0);
+  });
+
+  it('never shows an unknown option whose name is no name (a pasted key, say)', () => {
+    const warnings: string[] = [];
+    const logger = {
+      error() {},
+      warn: (line: string) => warnings.push(line),
+      info() {},
+      debug() {},
+    };
+    const pasted = `sk_live_${'x'.repeat(72)}`;
+    make({ logger, ...({ [pasted]: 1, 'a"b': 2, maxRetry: 1 } as object) });
+    expect(warnings).toEqual([
+      '[animal-store] Unknown PetsClient options were ignored: "maxRetry" (did you mean maxRetries?), 2 more.',
+    ]);
   });
 });

@@ -12,6 +12,7 @@ import {
 } from '../src/index.js';
 import { bucketName } from '../src/quota/bucket.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
+import type { AdmitRequest, Observation } from '../src/quota/store.js';
 import { settle, useFakeTime } from './helpers/fake-time.js';
 import {
   API_KEY,
@@ -661,5 +662,32 @@ describe('no hot loop from options', () => {
     const gaps = stub.received.slice(1).map((r, i) => r.at - stub.received[i]!.at);
     expect(gaps).toHaveLength(20);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(100);
+  });
+});
+
+describe('a 429 in this process', () => {
+  it('holds every client of the key here even when the store fails to record it', async () => {
+    const memory = new MemoryQuotaStore();
+    // A store that loses the 429 (a Redis past its command timeout): the
+    // lease ends, the cooldown is never recorded, and the store says so late.
+    const forgetful = {
+      admit: (bucket: string, options?: AdmitRequest) => memory.admit(bucket, options),
+      release: (bucket: string, lease: string) => memory.release(bucket, lease),
+      observe: async (bucket: string, lease: string, observation: Observation) => {
+        await memory.observe(bucket, lease, { ...observation, status: 200, cooldownMs: 0 });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        throw new Error('the store timed out');
+      },
+    };
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '2' })).thenAlways(json([rex]));
+    const a = clientWith(stub.fetch, { quotaStore: forgetful, maxRetries: 0 });
+    const b = clientWith(stub.fetch, { quotaStore: forgetful });
+    const first = a.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(5);
+    const second = b.listPets();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(await first).toBeInstanceOf(RateLimitError);
+    expect(await second).toEqual([rex]);
+    expect(stub.received[1]!.at - stub.received[0]!.at).toBeGreaterThanOrEqual(2_000);
   });
 });

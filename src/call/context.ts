@@ -151,6 +151,15 @@ export class CallContext {
     }
   }
 
+  readonly #warned = new Set<string>();
+
+  /** Logs `message` at `warn`, the first time only (of a bounded number). */
+  warnOnce(message: string): void {
+    if (this.#warned.has(message) || this.#warned.size >= 100) return;
+    this.#warned.add(message);
+    this.log.log('warn', message);
+  }
+
   /** Tells `onRetry` and `hooks.beforeRetry` of a wait, never letting them break the call. */
   notify(info: RetryInfo): void {
     this.run('onRetry', this.#onRetry, info);

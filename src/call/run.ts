@@ -10,7 +10,9 @@ import {
   checkHeaders,
   checkMaxRetries,
   checkSignal,
+  describeValue,
   type RequestOptions,
+  unknownRequestOptions,
 } from '../options.js';
 import { sleep } from '../sleep.js';
 import type { Tracing } from '../tracing/otel.js';
@@ -129,7 +131,16 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
     );
   }
   const { name } = operation;
+  if (typeof options !== 'object' || options === null) {
+    throw new AnimalStoreError(
+      `Invalid ${name} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,
+    );
+  }
   try {
+    const unknown = unknownRequestOptions(options);
+    if (unknown.length > 0) {
+      ctx.warnOnce(`Unknown ${name} options were ignored: ${unknown.join(', ')}.`);
+    }
     return new Call(
       ctx,
       operation,

@@ -152,21 +152,20 @@ export class Transport {
     this.#dispatch = (request: Request) => {
       const plain = request as unknown as PlainRequest;
       const json = plain.body !== null;
+      // Each request gets headers of its own: what a fetch (the caller's, or
+      // a wrapper someone put on globalThis.fetch) changes in them must not
+      // reach the next request.
       plain.headers = plain.prepared
         ? {
             ...plain.prepared,
             ...(json && { 'content-type': 'application/json' }),
             authorization,
           }
-        : json
-          ? jsonHeaders
-          : headers;
-      // The caller's fetch gets its own headers: what it changes in them
-      // must not reach the next request.
+        : { ...(json ? jsonHeaders : headers) };
       return custom
         ? (custom(plain.url, {
             method: plain.method,
-            headers: { ...(plain.headers as Record<string, string>) },
+            headers: plain.headers as Record<string, string>,
             body: plain.body as string | null,
             signal: plain.signal as AbortSignal,
             redirect: 'manual',

@@ -12,12 +12,30 @@ const quote = (value: unknown): string =>
 const positiveInteger = (value: unknown): boolean =>
   typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
+// Those of the service, and those of the server and the msw handlers around it.
+const KNOWN = ['apiKeys', 'plan', 'limits', 'seed', 'now', 'baseUrl', 'port', 'host', 'service'];
+const KNOWN_LIMITS = ['perMinute', 'perDay', 'windowMs'];
+
+function unknown(options: object, known: readonly string[], prefix: string): void {
+  const name = Object.keys(options).find((key) => !known.includes(key));
+  if (name !== undefined) {
+    fail(
+      `${prefix}${name} is no option of the mock; the options are ${known.map((k) => prefix + k).join(', ')}.`,
+    );
+  }
+}
+
 /**
  * Checks what the mock service is made with, so that a typo fails at once
  * rather than as a mock that answers something else than the service would.
  */
 export function checkServiceOptions(options: MockServiceOptions): void {
+  if (typeof options !== 'object' || options === null) {
+    fail(`the options must be an object such as { apiKeys: ['test-key'] }; got ${quote(options)}.`);
+  }
   const { plan, apiKeys, limits, seed, now } = options;
+  unknown(options, KNOWN, '');
+  if (typeof limits === 'object' && limits !== null) unknown(limits, KNOWN_LIMITS, 'limits.');
   if (plan !== undefined && !Object.hasOwn(PLAN_LIMITS, plan)) {
     fail(`plan must be one of ${Object.keys(PLAN_LIMITS).join(', ')}; got ${quote(plan)}.`);
   }
@@ -25,9 +43,14 @@ export function checkServiceOptions(options: MockServiceOptions): void {
     if (!Array.isArray(apiKeys)) {
       fail(`apiKeys must be an array of keys, e.g. ['test-key']; got ${quote(apiKeys)}.`);
     }
+    if (apiKeys.length === 0) {
+      fail('apiKeys is empty, so every request would get 401; leave it out to accept any key.');
+    }
     for (const key of apiKeys) {
-      if (typeof key !== 'string' || !/^\S+$/.test(key)) {
-        fail(`apiKeys must hold non-empty keys without spaces; got ${quote(key)}.`);
+      if (typeof key !== 'string' || !/^[\x21-\x7e]+$/.test(key)) {
+        fail(
+          `apiKeys must hold non-empty keys of visible ASCII, without spaces; got ${quote(key)}.`,
+        );
       }
     }
   }
@@ -40,7 +63,11 @@ export function checkServiceOptions(options: MockServiceOptions): void {
   if (now !== undefined && typeof now !== 'function') {
     fail(`now must be a function returning epoch milliseconds; got ${quote(now)}.`);
   }
-  if (seed === undefined) return;
+  if (seed !== undefined) checkSeed(seed);
+}
+
+/** Checks animals to seed a store with: each one the service could answer. */
+export function checkSeed(seed: unknown): void {
   if (!Array.isArray(seed)) fail(`seed must be an array of animals; got ${quote(seed)}.`);
   const ids = new Set<number>();
   seed.forEach((pet: unknown, at) => {
@@ -52,8 +79,8 @@ export function checkServiceOptions(options: MockServiceOptions): void {
           ? 'categoryId must be an integer'
           : status !== undefined && !['available', 'pending', 'sold'].includes(status as string)
             ? "status must be 'available', 'pending' or 'sold'"
-            : id !== undefined && !positiveInteger(id)
-              ? 'id must be a positive integer'
+            : id !== undefined && (!positiveInteger(id) || (id as number) > 2 ** 52)
+              ? 'id must be a positive integer up to 2^52'
               : id !== undefined && ids.has(id as number)
                 ? `id ${quote(id)} is used twice`
                 : undefined;

@@ -29,7 +29,11 @@ try {
 } catch (error) {
   const { message } = error as Error;
   // `--port -1` reads as an option of its own to parseArgs.
-  fail(message.includes("'--port") ? `${PORT_RANGE}; got a value starting with "-".` : message);
+  fail(
+    message.includes("'--port") && message.includes('ambiguous')
+      ? `${PORT_RANGE}; got a value starting with "-".`
+      : message,
+  );
 }
 const { values } = parsed;
 

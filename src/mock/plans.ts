@@ -15,8 +15,8 @@ export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
 
 /** Limits of each plan; Enterprise is custom, so it takes `limits` (these are only its defaults). */
 export const PLAN_LIMITS: Readonly<Record<Plan, RateLimits>> = Object.freeze({
-  free: { perMinute: 60, perDay: 1_000 },
-  pro: { perMinute: 300, perDay: 10_000 },
-  business: { perMinute: 1_000, perDay: 100_000 },
-  enterprise: { perMinute: 10_000, perDay: 1_000_000 },
+  free: Object.freeze({ perMinute: 60, perDay: 1_000 }),
+  pro: Object.freeze({ perMinute: 300, perDay: 10_000 }),
+  business: Object.freeze({ perMinute: 1_000, perDay: 100_000 }),
+  enterprise: Object.freeze({ perMinute: 10_000, perDay: 1_000_000 }),
 });

@@ -37,6 +37,11 @@ export class RateLimiter {
     const minuteStart = now - (now % this.#window);
     const dayStart = now - (now % DAY);
     let c = this.#counters.get(key);
+    if (c && keep) {
+      // The key counted last is the last to be forgotten.
+      this.#counters.delete(key);
+      this.#counters.set(key, c);
+    }
     if (!c) {
       c = { minuteStart, minuteCount: 0, dayStart, dayCount: 0 };
       if (!keep) return c;

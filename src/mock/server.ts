@@ -70,15 +70,20 @@ class Unreadable extends Error {}
 /** Reads a node:http request into a Fetch API `Request` (internal; also used by the soak test). */
 export async function toRequest(incoming: IncomingMessage, origin: string): Promise<Request> {
   const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of incoming) {
-    size += (chunk as Buffer).length;
-    // Read to the end, so that the answer can be sent, but kept only up to the cap.
-    if (size <= MOST_BODY_BYTES) chunks.push(chunk as Buffer);
-  }
-  if (size > MOST_BODY_BYTES) {
-    throw new Unreadable(`the body is larger than ${MOST_BODY_BYTES} bytes`);
-  }
+  await new Promise<void>((resolve, reject) => {
+    let size = 0;
+    incoming.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MOST_BODY_BYTES) chunks.push(chunk);
+      else {
+        // Read no further: the answer goes out now, and the connection closes.
+        incoming.pause();
+        reject(new Unreadable(`the body is larger than ${MOST_BODY_BYTES} bytes`));
+      }
+    });
+    incoming.on('end', resolve);
+    incoming.on('error', reject);
+  });
   let url: URL;
   try {
     url = new URL(incoming.url ?? '/', origin);
@@ -122,7 +127,8 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const host = checkHost(options.host ?? '127.0.0.1');
   const port = checkPort(options.port ?? 0);
   const { createServer } = await import('node:http');
-  const server = createServer();
+  // A request still arriving after 10 s (a body sent a byte at a time) is cut off.
+  const server = createServer({ requestTimeout: 10_000 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
@@ -153,7 +159,12 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
         const unreadable = error instanceof Unreadable;
         const status = unreadable ? 400 : 500;
         const message = unreadable ? error.message : `the mock failed: ${String(error)}`;
-        outgoing.writeHead(status, { 'content-type': 'application/json', ...CORS_HEADERS });
+        outgoing.writeHead(status, {
+          'content-type': 'application/json',
+          connection: 'close',
+          ...CORS_HEADERS,
+        });
+        outgoing.on('finish', () => incoming.destroy());
         outgoing.end(
           JSON.stringify({ code: unreadable ? 'bad_request' : 'mock_failure', message, status }),
         );

@@ -1,5 +1,6 @@
 import type { NewPet, Pet, PetStatus } from '../types.js';
-import { checkServiceOptions } from './check-options.js';
+import { checkSeed, checkServiceOptions } from './check-options.js';
+import { MockServerOptionError } from './MockServerOptionError.js';
 import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
 import { RateLimiter, type WindowState } from './rate-limiter.js';
 
@@ -102,7 +103,8 @@ export function createMockService(options: MockServiceOptions = {}): MockService
   const limits = { ...PLAN_LIMITS[options.plan ?? 'free'], ...options.limits };
   const limiter = new RateLimiter(limits);
   const keys = options.apiKeys ? new Set(options.apiKeys) : undefined;
-  const initial = options.seed ?? [];
+  // A copy: the caller's array may change after this, and reset() restores it.
+  const initial = (options.seed ?? []).map((pet) => ({ ...pet }));
   let pets: Pet[] = [];
   let nextId = 1;
 
@@ -114,7 +116,10 @@ export function createMockService(options: MockServiceOptions = {}): MockService
     pets.push(stored);
     return stored;
   };
-  const seed = (list: ReadonlyArray<NewPet & { id?: number }>) => list.map(add);
+  const seed = (list: ReadonlyArray<NewPet & { id?: number }>) => {
+    checkSeed(list);
+    return list.map(add);
+  };
   const reset = () => {
     pets = [];
     nextId = 1;
@@ -174,6 +179,9 @@ export function createMockService(options: MockServiceOptions = {}): MockService
 
   const handle = async (request: Request): Promise<Response> => {
     const at = now();
+    if (!Number.isFinite(at)) {
+      throw new MockServerOptionError(`now() returned ${at}; it must return epoch milliseconds.`);
+    }
     const url = new URL(request.url);
     // Only what lies under the base path is the service: a client whose
     // baseUrl lacks `/v1` must fail here as it would against the service.

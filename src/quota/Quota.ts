@@ -63,6 +63,25 @@ function linesOf(store: QuotaStore): Map<string, Line> {
   return lines;
 }
 
+const COOLDOWNS = Symbol.for('@animal-store/sdk/quota-cooldowns@1');
+
+/**
+ * Until when each bucket of `store` cools down after a 429, in this process:
+ * kept apart from the store, so that a store slow or failing to record the
+ * 429 (a Redis past its command timeout) lets no call of this process out
+ * before the service said it may.
+ */
+function cooldownsOf(store: QuotaStore): Map<string, number> {
+  shared[COOLDOWNS] ??= new WeakMap<QuotaStore, Map<string, number>>();
+  const byStore = shared[COOLDOWNS] as WeakMap<QuotaStore, Map<string, number>>;
+  let cooldowns = byStore.get(store);
+  if (!cooldowns) {
+    cooldowns = new Map();
+    byStore.set(store, cooldowns);
+  }
+  return cooldowns;
+}
+
 /** What a store's method returns, or throws even synchronously, as a promise. */
 function settle<T>(call: () => Promise<T> | T): Promise<T> {
   try {
@@ -183,6 +202,13 @@ export class Quota {
    * was aborted, goes back to it.
    */
   #ask(bucket: string, request: HoldRequest): Promise<Admission> {
+    const cooldowns = cooldownsOf(this.#store);
+    const until = cooldowns.get(bucket);
+    if (until !== undefined) {
+      const waitMs = until - Date.now();
+      if (waitMs > 0) return Promise.resolve({ reason: 'cooldown', waitMs });
+      cooldowns.delete(bucket);
+    }
     const { timeoutMs } = request;
     const answer = settle(() => this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }))
       .then(checked)
@@ -288,6 +314,14 @@ export class Quota {
     }
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+      const { cooldownMs } = observation;
+      if (observation.status === 429 && cooldownMs !== undefined && cooldownMs > 0) {
+        const cooldowns = cooldownsOf(this.#store);
+        const now = Date.now();
+        for (const [name, until] of cooldowns) if (until <= now) cooldowns.delete(name);
+        const until = now + Math.min(cooldownMs, HORIZON_MS);
+        cooldowns.set(bucket, Math.max(until, cooldowns.get(bucket) ?? 0));
+      }
       await bounded(
         settle(() => this.#store.observe(bucket, lease, observation)),
         timeoutMs,

@@ -121,19 +121,34 @@ function within(
   context: Context,
   report: (error: unknown) => void,
 ): WithinSpan {
-  return (fn) => {
+  return <T>(fn: () => T): T => {
     if (!contexts) return fn();
+    // `fn` sends a request: it runs once, and its own outcome is the answer,
+    // whatever a broken manager does around it (runs it twice, throws after
+    // it, returns something else).
     let ran = false;
-    try {
-      return contexts.with(context, () => {
+    let failed = false;
+    let outcome: unknown;
+    const once = () => {
+      if (!ran) {
         ran = true;
-        return fn();
-      });
+        try {
+          outcome = fn();
+        } catch (error) {
+          failed = true;
+          outcome = error;
+        }
+      }
+      return outcome;
+    };
+    try {
+      contexts.with(context, once);
     } catch (error) {
-      if (ran) throw error;
-      report(error);
-      return fn();
+      if (!ran) report(error);
     }
+    if (!ran) once();
+    if (failed) throw outcome;
+    return outcome as T;
   };
 }
 

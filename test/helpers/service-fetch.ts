@@ -14,7 +14,8 @@ export interface Exchange {
  * and not yet answered.
  */
 export function serviceFetch(options: MockServiceOptions & { latencyMs?: number } = {}) {
-  const service = createMockService({ plan: 'enterprise', ...options });
+  const { latencyMs = 10, ...serviceOptions } = options;
+  const service = createMockService({ plan: 'enterprise', ...serviceOptions });
   const exchanges: Exchange[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
@@ -25,7 +26,7 @@ export function serviceFetch(options: MockServiceOptions & { latencyMs?: number 
     exchanges.push(exchange);
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    await new Promise((resolve) => setTimeout(resolve, options.latencyMs ?? 10));
+    await new Promise((resolve) => setTimeout(resolve, latencyMs));
     inFlight--;
     exchange.answeredAt = Date.now();
     return response;

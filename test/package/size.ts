@@ -21,9 +21,15 @@ import { root } from './pack.js';
  * tracing code itself is a lazy chunk, counted in the total only); then by
  * 0.25 kB (16.65 kB measured) for hooks and tracers that fail safely (an async
  * hook's rejection caught, every span method guarded) and middleware-built
- * per-attempt headers. `npm run bench:observe` measures the tracing seam alone.
+ * per-attempt headers; then by 1.25 kB (18.06 kB measured) for what two
+ * attacks on 0.2.0 found: every option checked and read once (a throwing
+ * getter, a `signal` that is none, header values and connection headers,
+ * unknown option names warned of), every way out of an attempt ending its
+ * lease, a process-local cooldown after a 429 that no store can lose, a
+ * store's `observe` bounded, the key kept out of quoted errors and a `baseUrl`.
+ * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 17 * 1024, total: 24.5 * 1024 };
+export const BUDGET = { initial: 18.25 * 1024, total: 26 * 1024 };
 
 export interface Size {
   minified: number;
