@@ -361,10 +361,10 @@ export function checkHeaders(headers: HeadersOption | undefined, where = 'header
       `Invalid ${where}: expected an object of header names and values, got ${describeValue(headers)}.`,
     );
   }
+  // A Headers, a list of pairs, a Map or any other iterable of pairs, or a
+  // plain object of names and values.
   const entries =
-    headers instanceof Headers || Array.isArray(headers)
-      ? [...new Headers(headers as HeadersInit)]
-      : Object.entries(headers);
+    Symbol.iterator in headers ? [...new Headers(headers as HeadersInit)] : Object.entries(headers);
   for (const [name, value] of entries) {
     if (value === undefined) continue;
     const lower = String(name).toLowerCase();

@@ -888,6 +888,17 @@ describe('custom fetches, hooks, stores and options that misbehave (issue 17 att
     expect(lines).toEqual([expect.stringContaining('hooks.beforeRequest broke the headers')]);
   });
 
+  it('takes headers as a Map or any iterable of pairs, never dropping them in silence', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { headers: new Map([['x-app', 'shelter']]) as never });
+    await client.listPets({}, { headers: new Map([['x-call', '1']]) as never });
+    expect(stub.received[0]?.request.headers.get('x-app')).toBe('shelter');
+    expect(stub.received[0]?.request.headers.get('x-call')).toBe('1');
+    await expect(
+      client.listPets({}, { headers: new Map([['authorization', 'Bearer x']]) as never }),
+    ).rejects.toThrow(/Authorization is set from apiKey/);
+  });
+
   it('refuses a header value that is no string, and headers of the connection, before sending', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
     const client = clientWith(stub.fetch);

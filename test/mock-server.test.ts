@@ -197,6 +197,8 @@ describe('animal-store-mock on the command line', () => {
       [{ apikeys: ['k'] }, 'apikeys is no option of the mock; the options are apiKeys,'],
       [{ limits: { perMinte: 5 } }, 'limits.perMinte is no option of the mock'],
       [{ limits: { perMinute: 0 } }, 'limits.perMinute must be a positive integer; got 0'],
+      [{ limits: 'fast' }, 'limits must be an object such as { perMinute: 10 }; got "fast"'],
+      [{ limits: { windowMs: 2 * 86_400_000 } }, 'limits.windowMs must be at most a day'],
       [
         { seed: [{ name: 'Rex' }] },
         'seed[0] is not an animal the service could answer: categoryId',

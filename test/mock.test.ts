@@ -183,6 +183,13 @@ describe('the mock under callers that make up keys', () => {
     for (let i = 0; i < MOST_KEYS - 1; i++) limiter.take(`made-up-${i}`, at);
     // Counted again: the last to be forgotten.
     limiter.take('first', at);
+    // Refused at its limit, but used: not forgotten before the others either.
+    const held = new RateLimiter({ perMinute: 1, perDay: 100 });
+    held.take('held', at);
+    for (let i = 0; i < MOST_KEYS - 1; i++) held.take(`other-${i}`, at);
+    expect(held.take('held', at).allowed).toBe(false);
+    held.take('newcomer', at);
+    expect(held.take('held', at).allowed).toBe(false);
     limiter.take('one-more', at);
     expect(limiter.peek('first', at).remaining).toBe(2);
     expect(limiter.peek('made-up-0', at).remaining).toBe(5);
@@ -195,6 +202,12 @@ describe('the mock under callers that make up keys', () => {
     service.reset();
     expect(service.pets).toEqual([{ id: 1, name: 'Rex', categoryId: 1 }]);
     expect(() => service.seed([{ name: 'x' } as never])).toThrow(/seed\[0\] is not an animal/);
+    expect(() => service.seed([{ id: 1, name: 'Tom', categoryId: 2 }])).toThrow(
+      'id 1 is taken already; seed it without an id.',
+    );
+    expect(() => createMockService({ baseUrl: 'not a url' })).toThrow(
+      "baseUrl must be an absolute URL such as 'http://127.0.0.1:4010/v1'",
+    );
     const broken = createMockService({ now: () => Number.NaN });
     await expect(
       broken.handle(

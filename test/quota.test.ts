@@ -666,22 +666,25 @@ describe('no hot loop from options', () => {
 });
 
 describe('a 429 in this process', () => {
-  it('holds every client of the key here even when the store fails to record it', async () => {
-    const memory = new MemoryQuotaStore();
-    // A store that loses the 429 (a Redis past its command timeout): the
-    // lease ends, the cooldown is never recorded, and the store says so late.
-    const forgetful = {
-      admit: (bucket: string, options?: AdmitRequest) => memory.admit(bucket, options),
-      release: (bucket: string, lease: string) => memory.release(bucket, lease),
-      observe: async (bucket: string, lease: string, observation: Observation) => {
-        await memory.observe(bucket, lease, { ...observation, status: 200, cooldownMs: 0 });
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        throw new Error('the store timed out');
-      },
+  it('holds every client of the key here even when its store fails to record it', async () => {
+    // Stores that lose the 429 (a Redis past its command timeout): the lease
+    // ends, the cooldown is never recorded, and the store says so late. Two
+    // store objects, as two clients on one Redis may each make their own.
+    const forgetful = () => {
+      const memory = new MemoryQuotaStore();
+      return {
+        admit: (bucket: string, options?: AdmitRequest) => memory.admit(bucket, options),
+        release: (bucket: string, lease: string) => memory.release(bucket, lease),
+        observe: async (bucket: string, lease: string, observation: Observation) => {
+          await memory.observe(bucket, lease, { ...observation, status: 200, cooldownMs: 0 });
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          throw new Error('the store timed out');
+        },
+      };
     };
     const stub = scriptedFetch(apiError(429, { 'retry-after': '2' })).thenAlways(json([rex]));
-    const a = clientWith(stub.fetch, { quotaStore: forgetful, maxRetries: 0 });
-    const b = clientWith(stub.fetch, { quotaStore: forgetful });
+    const a = clientWith(stub.fetch, { quotaStore: forgetful(), maxRetries: 0 });
+    const b = clientWith(stub.fetch, { quotaStore: forgetful() });
     const first = a.listPets().catch((e: unknown) => e);
     await vi.advanceTimersByTimeAsync(5);
     const second = b.listPets();
@@ -689,5 +692,18 @@ describe('a 429 in this process', () => {
     expect(await first).toBeInstanceOf(RateLimitError);
     expect(await second).toEqual([rex]);
     expect(stub.received[1]!.at - stub.received[0]!.at).toBeGreaterThanOrEqual(2_000);
+  });
+});
+
+describe('a MemoryQuotaStore on a clock of its own', () => {
+  it('alone decides when its 429 is over, as its clock says', async () => {
+    let now = Date.now();
+    const store = new MemoryQuotaStore({ now: () => now });
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '30' })).thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, maxRetries: 0, maxRetryDelayMs: 0 });
+    await expect(client.listPets()).rejects.toBeInstanceOf(RateLimitError);
+    now += 31_000;
+    expect(await client.listPets()).toEqual([rex]);
+    expect(stub.received).toHaveLength(2);
   });
 });

@@ -9,6 +9,14 @@ function fail(message: string): never {
 const quote = (value: unknown): string =>
   typeof value === 'string' ? JSON.stringify(value) : String(value);
 
+const isUrl = (text: string): boolean => {
+  try {
+    return Boolean(new URL(text));
+  } catch {
+    return false;
+  }
+};
+
 const positiveInteger = (value: unknown): boolean =>
   typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
 
@@ -53,6 +61,18 @@ export function checkServiceOptions(options: MockServiceOptions): void {
         );
       }
     }
+  }
+  if (limits !== undefined && (typeof limits !== 'object' || limits === null)) {
+    fail(`limits must be an object such as { perMinute: 10 }; got ${quote(limits)}.`);
+  }
+  if (typeof limits?.windowMs === 'number' && limits.windowMs > 86_400_000) {
+    fail(`limits.windowMs must be at most a day (86400000); got ${limits.windowMs}.`);
+  }
+  const { baseUrl } = options;
+  if (baseUrl !== undefined && (typeof baseUrl !== 'string' || !isUrl(baseUrl))) {
+    fail(
+      `baseUrl must be an absolute URL such as 'http://127.0.0.1:4010/v1'; got ${quote(baseUrl)}.`,
+    );
   }
   for (const name of ['perMinute', 'perDay', 'windowMs'] as const) {
     const value = limits?.[name];

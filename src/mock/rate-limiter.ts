@@ -75,7 +75,11 @@ export class RateLimiter {
   /** Counts a request for `key` if one is left; `allowed` says whether it was. */
   take(key: string, now: number): { allowed: boolean; state: WindowState } {
     const before = this.peek(key, now);
-    if (before.remaining === 0) return { allowed: false, state: before };
+    if (before.remaining === 0) {
+      // Refused, but used: a key held at its limit is not the one forgotten next.
+      if (this.#counters.has(key)) this.#current(key, now, true);
+      return { allowed: false, state: before };
+    }
     const c = this.#current(key, now, true);
     c.minuteCount++;
     c.dayCount++;

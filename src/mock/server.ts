@@ -128,7 +128,7 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   const port = checkPort(options.port ?? 0);
   const { createServer } = await import('node:http');
   // A request still arriving after 10 s (a body sent a byte at a time) is cut off.
-  const server = createServer({ requestTimeout: 10_000 });
+  const server = createServer({ requestTimeout: 10_000, connectionsCheckingInterval: 1_000 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

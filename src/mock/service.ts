@@ -118,6 +118,10 @@ export function createMockService(options: MockServiceOptions = {}): MockService
   };
   const seed = (list: ReadonlyArray<NewPet & { id?: number }>) => {
     checkSeed(list);
+    const taken = list.find((pet) => pets.some((stored) => stored.id === pet.id));
+    if (taken) {
+      throw new MockServerOptionError(`id ${taken.id} is taken already; seed it without an id.`);
+    }
     return list.map(add);
   };
   const reset = () => {
@@ -179,7 +183,8 @@ export function createMockService(options: MockServiceOptions = {}): MockService
 
   const handle = async (request: Request): Promise<Response> => {
     const at = now();
-    if (!Number.isFinite(at)) {
+    // What a Date can hold: the Date header is written from it.
+    if (!(Math.abs(at) <= 8.64e15)) {
       throw new MockServerOptionError(`now() returned ${at}; it must return epoch milliseconds.`);
     }
     const url = new URL(request.url);

@@ -66,20 +66,17 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 const COOLDOWNS = Symbol.for('@animal-store/sdk/quota-cooldowns@1');
 
 /**
- * Until when each bucket of `store` cools down after a 429, in this process:
- * kept apart from the store, so that a store slow or failing to record the
- * 429 (a Redis past its command timeout) lets no call of this process out
- * before the service said it may.
+ * Until when each bucket (a key and base URL) cools down after a 429, in this
+ * process, for the stores that are not the in-memory one: kept apart from
+ * them, so that a store slow or failing to record the 429 (a Redis past its
+ * command timeout), or another store object on the same Redis, lets no call
+ * of this process out before the service said it may. A `MemoryQuotaStore`
+ * records the 429 itself at once, on its own clock, and keeps its own scope
+ * (a budget per test, say), so it needs none of this.
  */
-function cooldownsOf(store: QuotaStore): Map<string, number> {
-  shared[COOLDOWNS] ??= new WeakMap<QuotaStore, Map<string, number>>();
-  const byStore = shared[COOLDOWNS] as WeakMap<QuotaStore, Map<string, number>>;
-  let cooldowns = byStore.get(store);
-  if (!cooldowns) {
-    cooldowns = new Map();
-    byStore.set(store, cooldowns);
-  }
-  return cooldowns;
+function cooldowns(): Map<string, number> {
+  shared[COOLDOWNS] ??= new Map<string, number>();
+  return shared[COOLDOWNS] as Map<string, number>;
 }
 
 /** What a store's method returns, or throws even synchronously, as a promise. */
@@ -143,6 +140,8 @@ export class Quota {
   #bucket: string | Promise<string>;
   readonly #onError: (error: unknown) => void;
   readonly #redact: Redactor;
+  /** Whether this process keeps 429 cooldowns itself: for every store but the in-memory one. */
+  readonly #local: boolean;
   /** Requests in a row that got no response. */
   #silent = 0;
 
@@ -157,6 +156,7 @@ export class Quota {
     this.#bucket = bucket;
     this.#onError = onError;
     this.#redact = redact;
+    this.#local = !(store instanceof MemoryQuotaStore);
     if (typeof bucket !== 'string') {
       bucket.then(
         (name) => {
@@ -202,12 +202,11 @@ export class Quota {
    * was aborted, goes back to it.
    */
   #ask(bucket: string, request: HoldRequest): Promise<Admission> {
-    const cooldowns = cooldownsOf(this.#store);
-    const until = cooldowns.get(bucket);
+    const until = this.#local ? cooldowns().get(bucket) : undefined;
     if (until !== undefined) {
       const waitMs = until - Date.now();
       if (waitMs > 0) return Promise.resolve({ reason: 'cooldown', waitMs });
-      cooldowns.delete(bucket);
+      cooldowns().delete(bucket);
     }
     const { timeoutMs } = request;
     const answer = settle(() => this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }))
@@ -315,12 +314,12 @@ export class Quota {
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       const { cooldownMs } = observation;
-      if (observation.status === 429 && cooldownMs !== undefined && cooldownMs > 0) {
-        const cooldowns = cooldownsOf(this.#store);
+      if (this.#local && observation.status === 429 && cooldownMs !== undefined && cooldownMs > 0) {
+        const all = cooldowns();
         const now = Date.now();
-        for (const [name, until] of cooldowns) if (until <= now) cooldowns.delete(name);
+        for (const [name, until] of all) if (until <= now) all.delete(name);
         const until = now + Math.min(cooldownMs, HORIZON_MS);
-        cooldowns.set(bucket, Math.max(until, cooldowns.get(bucket) ?? 0));
+        all.set(bucket, Math.max(until, all.get(bucket) ?? 0));
       }
       const recorded = settle(() => this.#store.observe(bucket, lease, observation));
       // The built-in store answers at once; any other is bounded by a timer.
