@@ -2,6 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { AnimalStoreError, environments, PetsClient } from '../src/index.js';
 import { API_KEY, clientWith, json, scriptedFetch } from './helpers/scripted-fetch.js';
 
+/** A logger that keeps its warn lines. */
+const warningsLogger = () => {
+  const warnings: string[] = [];
+  const logger = { error() {}, warn: (line: string) => warnings.push(line), info() {}, debug() {} };
+  return { warnings, logger };
+};
+
 const make = (options: ConstructorParameters<typeof PetsClient>[0]) =>
   new PetsClient({ apiKey: API_KEY, fetch: scriptedFetch().fetch, ...options });
 
@@ -77,13 +84,7 @@ describe('other options', () => {
   });
 
   it('warns once of an option it does not know, naming the one likely meant', () => {
-    const warnings: string[] = [];
-    const logger = {
-      error() {},
-      warn: (line: string) => warnings.push(line),
-      info() {},
-      debug() {},
-    };
+    const { warnings, logger } = warningsLogger();
     make({ logger, ...({ maxRetry: 3, timeout: 5, colour: 'red' } as object) });
     expect(warnings).toEqual([
       '[animal-store] Unknown PetsClient options were ignored: "maxRetry" (did you mean maxRetries?), "timeout" (did you mean timeoutMs?), "colour".',
@@ -98,13 +99,7 @@ describe('other options', () => {
   });
 
   it('warns of an unknown per-call option once per client', async () => {
-    const warnings: string[] = [];
-    const logger = {
-      error() {},
-      warn: (line: string) => warnings.push(line),
-      info() {},
-      debug() {},
-    };
+    const { warnings, logger } = warningsLogger();
     const stub = scriptedFetch().thenAlways(json([]));
     const client = clientWith(stub.fetch, { logger, logLevel: 'warn' });
     const typo = { timeout: 5 } as object;
@@ -168,13 +163,7 @@ describe('odd calls', () => {
   });
 
   it('never shows an unknown option whose name is no name (a pasted key, say)', () => {
-    const warnings: string[] = [];
-    const logger = {
-      error() {},
-      warn: (line: string) => warnings.push(line),
-      info() {},
-      debug() {},
-    };
+    const { warnings, logger } = warningsLogger();
     const pasted = `sk_live_${'x'.repeat(72)}`;
     make({ logger, ...({ [pasted]: 1, 'a"b': 2, maxRetry: 1 } as object) });
     expect(warnings).toEqual([
