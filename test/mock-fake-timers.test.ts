@@ -2,6 +2,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PetsClient, type RetryInfo } from '../src/index.js';
 import { createHandlers } from '../src/mock/index.js';
+import { today } from './helpers/fake-time.js';
 
 // Users fake time in their own tests; the mock's clock must follow.
 const handlers = createHandlers({ plan: 'enterprise', limits: { perMinute: 1 } });
@@ -17,7 +18,7 @@ afterAll(() => server.close());
 
 describe('the msw mock under vitest’s default fake timers', () => {
   it('follows the faked clock, so the client waits out the window in fake time', async () => {
-    vi.useFakeTimers({ now: Date.UTC(2026, 0, 1, 12, 0, 30) });
+    vi.useFakeTimers({ now: today(12, 0, 30) });
     const retries: RetryInfo[] = [];
     let sent = 0;
     const statuses: number[] = [];
@@ -36,7 +37,7 @@ describe('the msw mock under vitest’s default fake timers', () => {
     expect(client.rateLimit).toEqual({
       limit: 1,
       remaining: 0,
-      resetAt: new Date(Date.UTC(2026, 0, 1, 12, 1, 0)),
+      resetAt: new Date(today(12, 1, 0)),
     });
     const second = client.listPets();
     const third = client.listPets();

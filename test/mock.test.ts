@@ -9,6 +9,7 @@ import {
   SAMPLE_PETS,
 } from '../src/mock/index.js';
 import { MOST_KEYS, RateLimiter } from '../src/mock/rate-limiter.js';
+import { today } from './helpers/fake-time.js';
 
 const BASE = 'https://api.animal-store.example/v1';
 const handlers = createHandlers({ apiKeys: ['test-key'], plan: 'free', seed: SAMPLE_PETS });
@@ -87,7 +88,7 @@ describe('msw handlers', () => {
 
 describe('rate limiting', () => {
   it('allows 60 a minute on the free plan, then 429 with Retry-After until the next minute', async () => {
-    let now = Date.UTC(2026, 0, 1, 12, 0, 15);
+    let now = today(12, 0, 15);
     const service = createMockService({ plan: 'free', now: () => now });
     const get = () =>
       service.handle(new Request(`${BASE}/pets`, { headers: { authorization: 'Bearer k' } }));
@@ -96,9 +97,7 @@ describe('rate limiting', () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toBe('45');
     expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
-    expect(limited.headers.get('x-ratelimit-reset')).toBe(
-      String(Date.UTC(2026, 0, 1, 12, 1, 0) / 1000),
-    );
+    expect(limited.headers.get('x-ratelimit-reset')).toBe(String(today(12, 1, 0) / 1000));
     now += 45_000;
     const after = await get();
     expect(after.status).toBe(200);
@@ -117,7 +116,7 @@ describe('rate limiting', () => {
   });
 
   it('enforces the daily limit across minutes and reports it once it binds', async () => {
-    let now = Date.UTC(2026, 0, 1, 0, 0, 0);
+    let now = today(0, 0, 0);
     const service = createMockService({
       plan: 'enterprise',
       limits: { perMinute: 50, perDay: 100 },
@@ -174,7 +173,7 @@ describe('msw missing', () => {
 describe('the mock under callers that make up keys', () => {
   it('keeps at most 10,000 counters, forgetting the oldest, and none for a refused key', () => {
     const limiter = new RateLimiter({ perMinute: 5, perDay: 100 });
-    const at = Date.UTC(2026, 0, 1);
+    const at = today();
     limiter.take('first', at);
     limiter.take('first', at);
     expect(limiter.peek('first', at).remaining).toBe(3);

@@ -1,7 +1,15 @@
 import { vi } from 'vitest';
 
+// Midnight UTC of the day the tests run: every test's clock is laid out from
+// it, so that no assertion depends on the calendar date.
+const MIDNIGHT = Math.floor(Date.now() / 86_400_000) * 86_400_000;
+
+/** The test run's own day at `hours:minutes:seconds` UTC, in epoch milliseconds. */
+export const today = (hours = 0, minutes = 0, seconds = 0): number =>
+  MIDNIGHT + ((hours * 60 + minutes) * 60 + seconds) * 1000;
+
 /** Fakes setTimeout and Date only, so fetch internals (microtasks, setImmediate) keep running. */
-export function useFakeTime(start = Date.UTC(2026, 0, 1)): void {
+export function useFakeTime(start = today()): void {
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], now: start });
 }
 

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { serverEnv } from './server-env.js';
 
 /** A real redis-server of our own, on a free loopback port, persisting nothing. */
 export interface RedisServer {
@@ -34,7 +35,7 @@ export async function startRedis(): Promise<RedisServer> {
     const child = spawn(
       'redis-server',
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: serverEnv() },
     );
     const ready = await new Promise<boolean>((resolve, reject) => {
       let output = '';
