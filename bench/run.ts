@@ -19,6 +19,7 @@ import { checkNewPet, checkPet, checkPets } from '../src/validation/fast.js';
 import { PetSchema, PetsSchema } from '../src/validation/schemas.js';
 import { installInto, packTarball } from '../test/package/pack.js';
 import { BUDGET, measureBundle } from '../test/package/size.js';
+import { dialectRows } from './dialects.js';
 import { quotaBench, quotaReport } from './quota.js';
 import { median, p99, perCall, rotate } from './stats.js';
 
@@ -35,14 +36,14 @@ const IN_FLIGHT = 50;
 const KEY = 'bench-key';
 
 type Sdk = typeof import('../src/index.js');
-const { PetsClient } = (await import(new URL('../dist/index.js', import.meta.url).href)) as Sdk;
-const Baseline = BASELINE
-  ? (
-      (await import(
-        new URL(`${BASELINE.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href
-      )) as Sdk
-    ).PetsClient
+const sdkModule = (await import(new URL('../dist/index.js', import.meta.url).href)) as Sdk;
+const { PetsClient } = sdkModule;
+const baselineModule = BASELINE
+  ? ((await import(
+      new URL(`${BASELINE.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href
+    )) as Sdk)
   : undefined;
+const Baseline = baselineModule?.PetsClient;
 
 // --- the server, in its own process -------------------------------------------
 const server = spawn(process.execPath, [new URL('./server.mjs', import.meta.url).pathname], {
@@ -317,6 +318,12 @@ for (let i = 0; i < (QUICK ? 8 : 20); i++) {
 // --- the quota under load ---------------------------------------------------------------------------
 const quota = quotaReport(await quotaBench(PetsClient, QUICK ? 1 : 2));
 
+// --- header dialects ---------------------------------------------------------------------------
+const dialects = await dialectRows({
+  'this build': sdkModule,
+  ...(baselineModule ? { baseline: baselineModule } : {}),
+});
+
 // --- report ---------------------------------------------------------------------------------------
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 const rows: string[] = [];
@@ -424,6 +431,8 @@ const versions = JSON.parse(
     encoding: 'utf8',
   }),
 ) as { dependencies: Record<string, { version: string }> };
+const ROUNDS_NOTE =
+  '3 rounds of 50 concurrent `listPets` against a loopback service that answers after 20 ms, with a budget far larger than the calls written in each dialect (bench/dialects.ts).';
 const report = `# Benchmark results
 
 Measured ${new Date().toISOString()} by \`npm run bench${QUICK ? ' -- --quick' : ''}${BASELINE ? ' -- --baseline …' : ''}\` on ${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${process.platform}-${process.arch}.
@@ -449,6 +458,12 @@ ${rows.join('\n')}
 ## The quota under load
 
 ${quota.rows.join('\n')}
+
+## Header dialects
+
+${ROUNDS_NOTE}
+
+${dialects.join('\n')}
 `;
 // The fleet and observe benchmarks (`npm run bench:fleet`, `bench:observe`)
 // keep their own sections of the file.

@@ -1,14 +1,19 @@
+import { parseList } from './structured-fields.js';
+
 // Everything the SDK reads about time from a response, as pure functions of
 // the headers and a clock reading: the X-RateLimit-* window, Retry-After, the
 // server's clock (Date), and exponential back-off. Nothing here keeps state.
 
-/** The rate-limit state a response reported through its `X-RateLimit-*` headers. */
+/**
+ * The rate-limit state a response reported: through its `X-RateLimit-*`
+ * headers, or the IETF `RateLimit` fields where those are absent.
+ */
 export interface RateLimitInfo {
   /** Request limit that applies (`X-RateLimit-Limit`). */
   readonly limit: number;
   /** Requests left (`X-RateLimit-Remaining`). */
   readonly remaining: number;
-  /** When the limit resets (`X-RateLimit-Reset`, a Unix timestamp in seconds). */
+  /** When the limit resets (`X-RateLimit-Reset`), on this machine's clock. */
   readonly resetAt: Date;
 }
 
@@ -16,10 +21,27 @@ export interface RateLimitInfo {
 export interface WindowReport {
   readonly limit: number;
   readonly remaining: number;
-  /** `X-RateLimit-Reset` as sent: with `limit`, it names the window. */
+  /** The reset as a Unix time in whole seconds: with `limit`, it names the window. */
   readonly resetId: number;
+  /**
+   * The reset was sent as seconds until it, so `resetId` is an estimate: two
+   * that differ by a second name the same window.
+   */
+  readonly approximate?: boolean | undefined;
   /** Milliseconds from the response to the reset, on the service's clock. */
   readonly resetInMs: number;
+}
+
+/**
+ * How a reported window stands to a known one of the same limit: older, the
+ * same window, or newer. An approximate reset names the same window as one a
+ * second from it, so that a stale response can never loosen the budget. The
+ * Redis store's scripts keep the same rule.
+ */
+export function windowOrder(knownId: number, reported: WindowReport): -1 | 0 | 1 {
+  const slack = reported.approximate ? 1 : 0;
+  const id = reported.resetId;
+  return id > knownId + slack ? 1 : id < knownId - slack ? -1 : 0;
 }
 
 /** Why a 429 asks for the wait it does. */
@@ -27,12 +49,17 @@ export type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
 
 /** What one response says about time, read once. */
 export interface ResponseTiming {
-  /** Whether any `X-RateLimit-*` header came at all (usable or not). */
-  readonly rateLimitHeaders: boolean;
-  /** The `X-RateLimit-*` values, when all three are present and credible. */
+  /** The budget the response reported, in any dialect read, when complete and credible. */
   readonly rateLimit: RateLimitInfo | undefined;
-  /** The same window, for the quota. */
+  /**
+   * The same window, for the quota; `undefined` is "nothing usable", whether
+   * no rate-limit header came or none could be used.
+   */
   readonly window: WindowReport | undefined;
+  /** How a value was read in another unit than its header's own (for a `warn` line). */
+  readonly reading: string | undefined;
+  /** Rate-limit headers that came but could not be used, in words (for a `warn` line). */
+  readonly unusable: string | undefined;
   /** For a 429: the wait the service asks for, when it says. */
   readonly retryAfter: { readonly ms: number; readonly source: RateLimitWaitSource } | undefined;
   /** A 429's `Retry-After` asked for more than a day (and no reset gave a wait instead). */
@@ -74,14 +101,6 @@ export const BACKOFF_FLOOR_MS = 100;
 export function backoffDelay(attempt: number, random: () => number = Math.random): number {
   const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling * (1 - random() * 0.5));
-}
-
-/** A header holding a non-negative integer, or `undefined` when absent or malformed. */
-function integerHeader(headers: Headers, name: string): number | undefined {
-  const raw = headers.get(name);
-  if (raw === null || !/^\s*\d{1,16}\s*$/.test(raw)) return undefined;
-  const value = Number(raw);
-  return Number.isSafeInteger(value) ? value : undefined;
 }
 
 // Quoted whole: the caller redacts the key before it shortens anything.
@@ -150,38 +169,189 @@ export function parseRetryAfter(value: string | null, serverMs: number): number 
   return longest;
 }
 
-function readWindow(
-  headers: Headers,
+/** A reset read from a header, in milliseconds from the server's now, with its window's name. */
+interface Reset {
+  readonly inMs: number;
+  /** The reset as a Unix time in whole seconds: with the limit, it names the window. */
+  readonly id: number;
+  /** Sent as seconds until the reset: `id` is an estimate. */
+  readonly approximate: boolean;
+  /** How a value in another unit than the header's own was read, for the `warn` log. */
+  readonly note?: string;
+}
+
+const NUMBER = /^\s*(\d{1,16}(?:\.\d{1,6})?)\s*$/;
+// Below this a reset cannot be a Unix time in seconds (2001-09-09): it counts
+// seconds until the reset. From 1e11 on (in seconds, the year 5138) it is in milliseconds.
+const SECONDS_UNTIL_BELOW = 1e9;
+const MILLISECONDS_FROM = 1e11;
+
+/**
+ * A reset field's value, whatever its unit: a Unix time in seconds (the
+ * interface's), seconds until the reset (draft-06's, and many gateways'), or
+ * a Unix time in milliseconds; told apart by size. `undefined` when it is no
+ * number, or not within a day of the server's clock.
+ */
+function readReset(
+  name: string,
+  raw: string,
   server: number,
-  ignored: string[],
-): { info: RateLimitInfo; window: WindowReport } | undefined {
-  const limit = integerHeader(headers, 'x-ratelimit-limit');
-  const remaining = integerHeader(headers, 'x-ratelimit-remaining');
-  const reset = integerHeader(headers, 'x-ratelimit-reset');
-  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
-  const resetInMs = reset * 1000 - server;
-  if (Math.abs(resetInMs) > HORIZON_MS) {
-    ignored.push(
-      `X-RateLimit-Reset ${reset} (not within a day of the service's clock; it should be a Unix time in seconds)`,
-    );
+  own: 'unix' | 'delta',
+  problems: string[],
+): Reset | undefined {
+  const match = NUMBER.exec(raw);
+  if (!match) {
+    problems.push(`${name} ${excerpt(raw)} (not a number)`);
     return undefined;
   }
+  const value = Number(match[1]);
+  const unit =
+    value < SECONDS_UNTIL_BELOW ? 'delta' : value < MILLISECONDS_FROM ? 'unix' : 'unix-ms';
+  const atMs = unit === 'delta' ? server + value * 1000 : unit === 'unix' ? value * 1000 : value;
+  const inMs = Math.ceil(atMs - server);
+  // A reset just past is a response that crossed the window's end: the window is over.
+  if (inMs > HORIZON_MS || inMs < -SKEW_TOLERANCE_MS) {
+    problems.push(`${name} ${excerpt(raw)} (not within a day ahead of the service's clock)`);
+    return undefined;
+  }
+  const words = {
+    delta: 'seconds until the reset',
+    unix: 'a Unix time in seconds',
+    'unix-ms': 'a Unix time in milliseconds',
+  };
+  const note = unit === own ? undefined : `${name} ${excerpt(raw)} was read as ${words[unit]}`;
   return {
-    info: Object.freeze({ limit, remaining, resetAt: new Date(reset * 1000) }),
-    window: { limit, remaining, resetId: reset, resetInMs },
+    // Seconds-until may be rounded either way: the window is taken to last
+    // the second longer, so that the client never reads it as over too soon.
+    inMs: Math.max(0, inMs) + (unit === 'delta' ? 1000 : 0),
+    id: Math.round(atMs / 1000),
+    approximate: unit === 'delta',
+    ...(note && { note }),
   };
 }
 
+/** A header holding a non-negative integer, the first of a list (`10, 10;w=1`) included. */
+function leadingInteger(raw: string | null): number | undefined {
+  const match = raw === null ? null : /^\s*(\d{1,15})\s*(?:[,;]|$)/.exec(raw);
+  return match ? Number(match[1]) : undefined;
+}
+
+interface Read {
+  readonly info: RateLimitInfo;
+  readonly window: WindowReport;
+  readonly note: string | undefined;
+}
+
+function read(limit: number, remaining: number, reset: Reset, nowMs: number): Read {
+  return {
+    info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + reset.inMs) }),
+    window: {
+      limit,
+      remaining,
+      resetId: reset.id,
+      resetInMs: reset.inMs,
+      ...(reset.approximate && { approximate: true }),
+    },
+    note: reset.note,
+  };
+}
+
+/** `X-RateLimit-*` (the interface's), or draft-06's `RateLimit-Limit` / `-Remaining` / `-Reset`. */
+function readTriple(
+  headers: Headers,
+  prefix: 'X-RateLimit-' | 'RateLimit-',
+  own: 'unix' | 'delta',
+  server: number,
+  nowMs: number,
+  problems: string[],
+): Read | undefined {
+  const [limitName, remainingName, resetName] = ['Limit', 'Remaining', 'Reset'].map(
+    (part) => prefix + part,
+  ) as [string, string, string];
+  const rawLimit = headers.get(limitName);
+  const rawRemaining = headers.get(remainingName);
+  const rawReset = headers.get(resetName);
+  if (rawLimit === null && rawRemaining === null && rawReset === null) return undefined;
+  const limit = leadingInteger(rawLimit);
+  const remaining = leadingInteger(rawRemaining);
+  const reset =
+    rawReset === null ? undefined : readReset(resetName, rawReset, server, own, problems);
+  for (const [name, raw, value] of [
+    [limitName, rawLimit, limit],
+    [remainingName, rawRemaining, remaining],
+  ] as const) {
+    if (value === undefined) problems.push(`${name} ${raw === null ? 'missing' : excerpt(raw)}`);
+  }
+  if (rawReset === null) problems.push(`${resetName} missing`);
+  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
+  return read(limit, remaining, reset, nowMs);
+}
+
+const integerParam = (value: unknown) =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+const policyName = (value: unknown) =>
+  typeof value === 'string'
+    ? value
+    : typeof value === 'object' && value !== null && 'token' in value
+      ? String(value.token)
+      : undefined;
+
 /**
- * Reads what a response says about time: its rate-limit window, and for a
- * 429 the wait it asks for (`Retry-After` when usable, else until the window's
- * reset when that lies ahead). Values beyond {@link HORIZON_MS} are ignored
- * and listed in `ignored`; nothing here can throw.
+ * draft-ietf-httpapi-ratelimit-headers-11: `RateLimit: "default";r=50;t=30`
+ * with `RateLimit-Policy: "default";q=100;w=60`. Of the policies that say
+ * what is left (`r`), when (`t`) and their quota (`q`), the tightest.
+ */
+function readFields(
+  headers: Headers,
+  server: number,
+  nowMs: number,
+  problems: string[],
+): Read | undefined {
+  const raw = headers.get('ratelimit');
+  if (raw === null) return undefined;
+  const members = parseList(raw);
+  const quotas = new Map<string, number>();
+  for (const policy of parseList(headers.get('ratelimit-policy')) ?? []) {
+    const name = policyName(policy.value);
+    const quota = integerParam(policy.params.get('q'));
+    if (name !== undefined && quota !== undefined) quotas.set(name, quota);
+  }
+  let best: Read | undefined;
+  for (const member of members ?? []) {
+    const name = policyName(member.value);
+    const remaining = integerParam(member.params.get('r'));
+    const seconds = integerParam(member.params.get('t'));
+    const limit = name === undefined ? undefined : quotas.get(name);
+    if (remaining === undefined || seconds === undefined || limit === undefined) continue;
+    const reset = readReset('RateLimit t', String(seconds), server, 'delta', problems);
+    if (reset && (!best || remaining < best.window.remaining))
+      best = read(limit, remaining, reset, nowMs);
+  }
+  if (!best) {
+    problems.push(
+      `RateLimit ${excerpt(raw)}${members ? ' (no policy with r, t and a RateLimit-Policy quota q)' : ' (not a structured field list)'}`,
+    );
+  }
+  return best;
+}
+
+/**
+ * Reads what a response says about time: its rate-limit budget, and for a
+ * 429 the wait it asks for (`Retry-After` when usable, else until the
+ * window's reset when that lies ahead). The budget comes from `X-RateLimit-*`
+ * (the interface's), else from the IETF fields (draft-11's `RateLimit` with
+ * `RateLimit-Policy`, else draft-06's `RateLimit-Limit` / `-Remaining` /
+ * `-Reset`); a dialect that is incomplete or not credible is nothing usable,
+ * the same as no header at all. Nothing here can throw.
  */
 export function readTiming(headers: Headers, status: number, nowMs: number): ResponseTiming {
   const ignored: string[] = [];
   const server = serverNow(headers, nowMs, ignored);
-  const read = readWindow(headers, server, ignored);
+  const problems: string[] = [];
+  const found =
+    readTriple(headers, 'X-RateLimit-', 'unix', server, nowMs, problems) ??
+    readFields(headers, server, nowMs, problems) ??
+    readTriple(headers, 'RateLimit-', 'delta', server, nowMs, problems);
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
   if (status === 429) {
@@ -193,21 +363,17 @@ export function readTiming(headers: Headers, status: number, nowMs: number): Res
         ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);
         tooFar = true;
       }
-      const untilReset = read?.window.resetInMs;
+      const untilReset = found?.window.resetInMs;
       if (untilReset !== undefined && untilReset > 0) {
         retryAfter = { ms: untilReset, source: 'rate-limit-reset' };
       }
     }
   }
-  const rateLimitHeaders =
-    read !== undefined ||
-    headers.has('x-ratelimit-limit') ||
-    headers.has('x-ratelimit-remaining') ||
-    headers.has('x-ratelimit-reset');
   return {
-    rateLimitHeaders,
-    rateLimit: read?.info,
-    window: read?.window,
+    rateLimit: found?.info,
+    window: found?.window,
+    reading: found?.note,
+    unusable: found || problems.length === 0 ? undefined : problems.join(', '),
     retryAfter,
     ignored,
     retryAfterTooFar: tooFar && !retryAfter,

@@ -68,7 +68,7 @@ describe('MemoryQuotaStore', () => {
 
   it('extends a cooldown, never shortens it, and probes when it ends', async () => {
     const { store, lease, advance } = storeAt();
-    await store.observe('b', await lease(), { status: 200, blind: true });
+    await store.observe('b', await lease(), { status: 200 });
     const a = await lease();
     const b = await lease();
     await store.observe('b', a, { status: 429, cooldownMs: 5000 });
@@ -81,7 +81,7 @@ describe('MemoryQuotaStore', () => {
 
   it('admits everything once the service answers without rate-limit headers', async () => {
     const { store, lease } = storeAt();
-    await store.observe('b', await lease(), { status: 200, blind: true });
+    await store.observe('b', await lease(), { status: 200 });
     for (let i = 0; i < 50; i++) await lease();
   });
 
@@ -93,10 +93,16 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 5000 });
   });
 
-  it('stays unknown after rate-limit headers it could not use: still one request at a time', async () => {
+  it('turns reactive after an answer with no usable budget, never one request at a time', async () => {
     const { store, lease } = storeAt();
     await store.observe('b', await lease(), { status: 200 });
-    expect(await store.admit('b')).toHaveProperty('lease');
+    for (let i = 0; i < 50; i++) await lease();
+  });
+
+  it('still probes after an answer with no usable budget that was no answer of the service', async () => {
+    const { store, lease } = storeAt();
+    await store.observe('b', await lease(), { status: 503 });
+    await lease();
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 

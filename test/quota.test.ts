@@ -13,7 +13,7 @@ import {
 import { bucketName } from '../src/quota/bucket.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
 import type { AdmitRequest, Observation } from '../src/quota/store.js';
-import { settle, useFakeTime } from './helpers/fake-time.js';
+import { settle, today, useFakeTime } from './helpers/fake-time.js';
 import {
   API_KEY,
   apiError,
@@ -25,7 +25,7 @@ import {
 } from './helpers/scripted-fetch.js';
 import { serviceFetch } from './helpers/service-fetch.js';
 
-beforeEach(() => useFakeTime(Date.UTC(2026, 0, 1, 12, 0, 0)));
+beforeEach(() => useFakeTime(today(12, 0, 0)));
 afterEach(() => vi.useRealTimers());
 
 const seconds = (offset: number) => String(Math.floor(Date.now() / 1000) + offset);
@@ -59,7 +59,7 @@ describe('the budget left', () => {
     expect(server.count(429)).toBe(0);
     expect(results.every((r) => r.status === 'fulfilled')).toBe(true);
     // 20 in the first window, the other 10 after its reset.
-    const firstWindow = server.exchanges.filter((e) => e.at < Date.UTC(2026, 0, 1, 12, 1, 0));
+    const firstWindow = server.exchanges.filter((e) => e.at < today(12, 1, 0));
     expect(firstWindow).toHaveLength(21);
   });
 
@@ -183,7 +183,7 @@ describe('after a 429', () => {
     expect(server.count(429)).toBe(1);
     const limited = server.exchanges.find((e) => e.status === 429)!;
     for (const e of server.exchanges.filter((x) => x !== limited)) {
-      expect(e.at).toBeGreaterThanOrEqual(Date.UTC(2026, 0, 1, 12, 0, 10));
+      expect(e.at).toBeGreaterThanOrEqual(today(12, 0, 10));
     }
     expect(reasons).toContain('retry-after');
     expect(reasons).toContain('cooldown');

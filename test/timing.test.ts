@@ -8,7 +8,9 @@ import {
 } from '../src/timing.js';
 import { waitToTake } from '../src/waits.js';
 
-const now = Date.UTC(2026, 0, 1, 12, 0, 0);
+// The test's own clock, in whole seconds: every time below is relative to it.
+const now = Math.floor(Date.now() / 1000) * 1000;
+const httpDate = (offsetMs: number) => new Date(now + offsetMs).toUTCString();
 const seconds = (offset: number) => String(now / 1000 + offset);
 const window = (remaining: number, resetIn: number) => ({
   'x-ratelimit-limit': '60',
@@ -23,11 +25,11 @@ describe('parseRetryAfter', () => {
     [' 7 ', 7000],
     ['1.5', 1500],
     ['0.0001', 1],
-    ['Thu, 01 Jan 2026 12:00:30 GMT', 30_000],
-    ['Thu, 01 Jan 2026 11:00:00 GMT', 0],
+    [httpDate(30_000), 30_000],
+    [httpDate(-3_600_000), 0],
     ['5, 5', 5000],
     ['2, 9', 9000],
-    ['Thu, 01 Jan 2026 12:00:10 GMT, Thu, 01 Jan 2026 12:00:20 GMT', 20_000],
+    [`${httpDate(10_000)}, ${httpDate(20_000)}`, 20_000],
   ])('reads %j as %i ms', (value, ms) => {
     expect(parseRetryAfter(value, now)).toBe(ms);
   });
@@ -50,7 +52,7 @@ describe('backoffDelay', () => {
 });
 
 describe('readTiming', () => {
-  it('reads all three rate-limit headers, and nothing unless all three are valid', () => {
+  it('reads all three rate-limit headers, and nothing usable unless all three are', () => {
     const full = new Headers({
       'X-RateLimit-Limit': '300',
       'X-RateLimit-Remaining': '0',
@@ -70,11 +72,12 @@ describe('readTiming', () => {
     });
     full.set('x-ratelimit-remaining', '-1');
     expect(readTiming(full, 200, now).rateLimit).toBeUndefined();
-    expect(readTiming(full, 200, now).rateLimitHeaders).toBe(true);
+    expect(readTiming(full, 200, now).unusable).toBe('X-RateLimit-Remaining "-1"');
     expect(readTiming(new Headers(), 200, now)).toEqual({
-      rateLimitHeaders: false,
       rateLimit: undefined,
       window: undefined,
+      reading: undefined,
+      unusable: undefined,
       retryAfter: undefined,
       ignored: [],
       retryAfterTooFar: false,
@@ -142,13 +145,15 @@ describe('the credible horizon (a day)', () => {
     expect(alone.retryAfterTooFar).toBe(true);
   });
 
-  it('ignores an X-RateLimit-Reset given in milliseconds', () => {
-    const headers = new Headers({ ...window(0, 0), 'x-ratelimit-reset': String(now + 5000) });
-    const timing = readTiming(headers, 429, now);
-    expect(timing.rateLimit).toBeUndefined();
-    expect(timing.window).toBeUndefined();
-    expect(timing.retryAfter).toBeUndefined();
-    expect(timing.ignored).toEqual([expect.stringMatching(/^X-RateLimit-Reset/)]);
+  it('ignores an X-RateLimit-Reset more than a day away, in whatever unit', () => {
+    for (const reset of [seconds(86_401), String((now + 86_401_000) * 1000), seconds(-60)]) {
+      const headers = new Headers({ ...window(0, 0), 'x-ratelimit-reset': reset });
+      const timing = readTiming(headers, 429, now);
+      expect(timing.rateLimit).toBeUndefined();
+      expect(timing.window).toBeUndefined();
+      expect(timing.retryAfter).toBeUndefined();
+      expect(timing.unusable).toMatch(/^X-RateLimit-Reset .*not within a day/);
+    }
   });
 
   it('ignores a Date decades away instead of correcting the clock by it', () => {
@@ -179,5 +184,120 @@ describe('waitToTake', () => {
     expect(waitToTake(500, false, 0)).toBeUndefined();
     expect(waitToTake(500, false, BACKOFF_FLOOR_MS - 1)).toBeUndefined();
     expect(waitToTake(500, false, BACKOFF_FLOOR_MS)).toBe(BACKOFF_FLOOR_MS);
+  });
+});
+
+describe('rate-limit header dialects', () => {
+  const read = (headers: Record<string, string>, status = 200) =>
+    readTiming(new Headers(headers), status, now);
+
+  it('reads a small X-RateLimit-Reset as seconds until the reset, and says so', () => {
+    const timing = read({ ...window(7, 0), 'x-ratelimit-reset': '60' });
+    expect(timing.window).toEqual({
+      limit: 60,
+      remaining: 7,
+      resetId: now / 1000 + 60,
+      resetInMs: 61_000,
+      approximate: true,
+    });
+    // Seconds-until may be rounded down: the window is taken to last a second longer.
+    expect(timing.rateLimit?.resetAt).toEqual(new Date(now + 61_000));
+    expect(timing.reading).toBe('X-RateLimit-Reset "60" was read as seconds until the reset');
+    expect(timing.unusable).toBeUndefined();
+  });
+
+  it('reads an X-RateLimit-Reset in milliseconds, and a fractional one', () => {
+    const ms = read({ ...window(7, 0), 'x-ratelimit-reset': String(now + 5000) });
+    expect(ms.window?.resetInMs).toBe(5000);
+    expect(ms.reading).toMatch(/was read as a Unix time in milliseconds$/);
+    const fraction = read({ ...window(7, 0), 'x-ratelimit-reset': `${seconds(9)}.5` });
+    expect(fraction.window?.resetInMs).toBe(9500);
+    expect(fraction.reading).toBeUndefined();
+  });
+
+  it.each([
+    [{ 'x-ratelimit-limit': '60', 'x-ratelimit-remaining': '5' }, 'X-RateLimit-Reset missing'],
+    [{ 'x-ratelimit-limit': '60', 'x-ratelimit-reset': '30' }, 'X-RateLimit-Remaining missing'],
+    [{ ...window(5, 30), 'x-ratelimit-reset': 'soon' }, 'X-RateLimit-Reset "soon" (not a number)'],
+    [{ ...window(5, 30), 'x-ratelimit-limit': 'many' }, 'X-RateLimit-Limit "many"'],
+  ])('finds nothing usable in %j, and names why', (headers, why) => {
+    const timing = read(headers);
+    expect(timing.window).toBeUndefined();
+    expect(timing.unusable).toBe(why);
+  });
+
+  it('reads draft-11 RateLimit with RateLimit-Policy, the tightest policy first', () => {
+    const timing = read({
+      RateLimit: '"default";r=50;t=30, "day";r=900;t=3000',
+      'RateLimit-Policy': '"default";q=100;w=60, "day";q=1000;w=86400',
+    });
+    expect(timing.window).toEqual({
+      limit: 100,
+      remaining: 50,
+      resetId: now / 1000 + 30,
+      resetInMs: 31_000,
+      approximate: true,
+    });
+    const tight = read({
+      RateLimit: '"default";r=50;t=30, "day";r=9;t=3000',
+      'RateLimit-Policy': '"default";q=100;w=60, "day";q=1000;w=86400',
+    });
+    expect(tight.window).toMatchObject({ limit: 1000, remaining: 9, resetInMs: 3_001_000 });
+  });
+
+  it.each([
+    [{ RateLimit: '"default";r=50;t=30' }, /no policy with r, t and a RateLimit-Policy quota q/],
+    [
+      { RateLimit: '"default";r=50', 'RateLimit-Policy': '"default";q=100;w=60' },
+      /no policy with r, t/,
+    ],
+    [{ RateLimit: 'default;r=50;t=30,', 'RateLimit-Policy': 'default;q=9' }, /not a structured/],
+    [
+      { RateLimit: '"default";r=-1;t=30', 'RateLimit-Policy': '"default";q=100' },
+      /no policy with r, t/,
+    ],
+  ])('ignores a malformed RateLimit field %j', (headers, why) => {
+    const timing = read(headers);
+    expect(timing.window).toBeUndefined();
+    expect(timing.unusable).toMatch(why);
+  });
+
+  it('reads draft-06 RateLimit-Limit, -Remaining and -Reset (seconds until the reset)', () => {
+    const timing = read({
+      'RateLimit-Limit': '10, 10;w=1, 1000;w=3600',
+      'RateLimit-Remaining': '4',
+      'RateLimit-Reset': '2',
+    });
+    expect(timing.window).toEqual({
+      limit: 10,
+      remaining: 4,
+      resetId: now / 1000 + 2,
+      resetInMs: 3000,
+      approximate: true,
+    });
+    expect(timing.reading).toBeUndefined();
+  });
+
+  it('prefers X-RateLimit-* to the IETF fields, and uses those when X-RateLimit-* are unusable', () => {
+    const ietf = {
+      RateLimit: '"default";r=3;t=30',
+      'RateLimit-Policy': '"default";q=10',
+      'RateLimit-Limit': '20',
+      'RateLimit-Remaining': '2',
+      'RateLimit-Reset': '5',
+    };
+    expect(read({ ...window(7, 30), ...ietf }).window?.remaining).toBe(7);
+    expect(read({ ...window(7, 30), 'x-ratelimit-reset': 'x', ...ietf }).window?.remaining).toBe(3);
+    const { RateLimit: _, ...draft06 } = ietf;
+    expect(read(draft06).window?.remaining).toBe(2);
+  });
+
+  it('lets Retry-After take precedence over the fields on a 429, and waits for their reset without one', () => {
+    const fields = { RateLimit: '"default";r=0;t=12', 'RateLimit-Policy': '"default";q=10' };
+    expect(read({ ...fields, 'retry-after': '3' }, 429).retryAfter).toEqual({
+      ms: 3000,
+      source: 'retry-after',
+    });
+    expect(read(fields, 429).retryAfter).toEqual({ ms: 13_000, source: 'rate-limit-reset' });
   });
 });

@@ -214,8 +214,7 @@ export async function attempt(ctx: CallContext, call: Call): Promise<Answer> {
       if (take !== undefined) wait = { delayMs: take, reason: asked?.source ?? 'rate-limited' };
       observed = observe({ status, window: timing.window, cooldownMs: delayMs });
     } else {
-      const blind = !timing.rateLimitHeaders;
-      observed = observe({ status, window: timing.window, blind });
+      observed = observe({ status, window: timing.window });
       if (status >= 500) wait = backoffFor(ctx, call, 'server-error');
     }
     ctx.saw(timing);

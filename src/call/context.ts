@@ -145,6 +145,13 @@ export class CallContext {
   /** Takes note of what a response said about time. */
   saw(timing: ResponseTiming): void {
     if (timing.rateLimit) this.rateLimit = timing.rateLimit;
+    if (timing.reading) this.warnOnce(`${this.scrub(timing.reading)}.`, 'reading');
+    if (timing.unusable) {
+      this.warnOnce(
+        `The rate-limit headers could not be used: ${this.scrub(timing.unusable).slice(0, 300)}. The client follows no budget from them and holds calls only after a 429.`,
+        'unusable',
+      );
+    }
     for (const value of timing.ignored) {
       const clean = this.scrub(value);
       this.log.log('info', `Ignored ${clean.length > 200 ? `${clean.slice(0, 200)}…` : clean}.`);
@@ -153,10 +160,10 @@ export class CallContext {
 
   readonly #warned = new Set<string>();
 
-  /** Logs `message` at `warn`, the first time only (of a bounded number). */
-  warnOnce(message: string): void {
-    if (this.#warned.has(message) || this.#warned.size >= 100) return;
-    this.#warned.add(message);
+  /** Logs `message` at `warn`, the first time only for its `kind` (of a bounded number). */
+  warnOnce(message: string, kind = message): void {
+    if (this.#warned.has(kind) || this.#warned.size >= 100) return;
+    this.#warned.add(kind);
     this.log.log('warn', message);
   }
 

@@ -1,3 +1,4 @@
+import { windowOrder } from '../timing.js';
 import type { Admission, AdmitRequest, Observation, QuotaStore } from './store.js';
 
 interface Window {
@@ -94,29 +95,27 @@ export class MemoryQuotaStore implements QuotaStore {
   async observe(name: string, lease: string, observation: Observation): Promise<void> {
     const bucket = this.#bucket(name);
     const now = this.#now();
-    const { status, window, cooldownMs, blind } = observation;
+    const { status, window, cooldownMs } = observation;
     if (window) {
       const known = bucket.windows.get(window.limit);
-      if (!known || window.resetId > known.resetId) {
+      if (!known || windowOrder(known.resetId, window) > 0) {
         bucket.windows.set(window.limit, {
           remaining: window.remaining,
           resetId: window.resetId,
           resetAt: now + window.resetInMs,
         });
         if (bucket.windows.size > MAX_WINDOWS) dropSoonest(bucket.windows);
-      } else if (window.resetId === known.resetId) {
+      } else if (windowOrder(known.resetId, window) === 0) {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
       bucket.known = true;
-    } else if (blind && ((status >= 200 && status < 300) || (status >= 400 && status < 429))) {
-      // The service answered but its rate-limit headers did not reach us: with
-      // no window known, every request is admitted until a 429.
-      bucket.windows.clear();
-      bucket.known = true;
     } else {
-      // Headers it could not use: the request was likely counted all the same.
+      // No usable budget: the request was likely counted all the same.
       for (const known of bucket.windows.values())
         known.remaining = Math.max(0, known.remaining - 1);
+      // The service answered without a budget the client can follow: no
+      // window to learn, so requests go out until a 429 (or a window's end).
+      if ((status >= 200 && status < 300) || (status >= 400 && status < 429)) bucket.known = true;
     }
     if (status === 0 && cooldownMs) {
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + cooldownMs);

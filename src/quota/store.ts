@@ -39,14 +39,14 @@ export interface Observation {
    * so it is counted against every known window.
    */
   readonly status: number;
-  /** The rate-limit window the response reported, when its headers were present and credible. */
-  readonly window?: WindowReport | undefined;
   /**
-   * The response came without any `X-RateLimit-*` header (a proxy strips them,
-   * CORS hides them): the budget is invisible. Headers that came but could not
-   * be used are not this: the request is counted against the known windows.
+   * The rate-limit window the response reported, when its headers were
+   * complete and credible. Without one (no header, or none usable: a proxy
+   * strips them, CORS hides them, a gateway rewrites them), the request is
+   * counted against the known windows, and an answer of the service (2xx or
+   * 4xx) makes the budget known to be invisible.
    */
-  readonly blind?: boolean | undefined;
+  readonly window?: WindowReport | undefined;
   /** For a 429, or a request that got no response: how long nobody may send, from now. */
   readonly cooldownMs?: number | undefined;
 }
@@ -72,9 +72,9 @@ export interface Observation {
  *   of the known windows; a window is named by its limit and its reset, and a
  *   report of an older window, or a larger `remaining` for the same one, is
  *   ignored (responses arriving out of order only tighten the budget);
- * - a 2xx or 4xx without any rate-limit header (`blind`: a proxy strips them,
- *   CORS hides them) makes the budget invisible: then every request is
- *   admitted, and only a 429's cooldown holds them.
+ * - a 2xx or 4xx without a usable window makes the budget invisible: then
+ *   every request is admitted while no known window holds it, and only a
+ *   429's cooldown does; the request still counts against known windows.
  */
 export interface QuotaStore {
   /** Asks to send one request now. */

@@ -1,6 +1,7 @@
 import { MemoryQuotaStore } from '../quota/MemoryQuotaStore.js';
 import type { Admission, Observation } from '../quota/store.js';
 import type { WindowReport } from '../timing.js';
+import { windowOrder } from '../timing.js';
 
 interface Share {
   readonly limit: number;
@@ -136,12 +137,13 @@ export class LocalShare {
     if (!window) return;
     const share = this.#shares.get(bucket);
     const now = this.#now();
-    if (share && share.limit === window.limit && share.resetId === window.resetId) {
+    if (share && share.limit === window.limit && windowOrder(share.resetId, window) === 0) {
       share.remaining = Math.min(share.remaining, window.remaining);
       return;
     }
     const expired = share !== undefined && share.resetAt <= now;
-    if (share && !expired && window.limit === share.limit && window.resetId < share.resetId) return;
+    if (share && !expired && window.limit === share.limit && windowOrder(share.resetId, window) < 0)
+      return;
     // A window first seen while Redis is lost, after a share of its limit was
     // started; or a window seen while Redis answers (split only once it is lost).
     const started = share && !Number.isFinite(share.resetAt) && share.limit === window.limit;

@@ -287,7 +287,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   /** Runs the observe script; its answer also keeps the count of processes fresh. */
   async #report(bucket: string, lease: string, observation: Observation): Promise<void> {
-    const { status, window, blind, cooldownMs } = observation;
+    const { status, window, cooldownMs } = observation;
     const reply = await this.#run(SCRIPTS.observe, bucket, [
       lease,
       String(status),
@@ -295,7 +295,7 @@ export class RedisQuotaStore implements QuotaStore {
       window ? String(window.remaining) : '',
       window ? String(window.resetId) : '',
       window ? String(Math.max(0, Math.round(window.resetInMs))) : '',
-      blind ? '1' : '0',
+      window?.approximate ? '1' : '0',
       String(Math.max(0, Math.ceil(cooldownMs ?? 0))),
       this.#channel(bucket),
       this.#id,

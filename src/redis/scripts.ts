@@ -159,12 +159,13 @@ return { 1, lease, members, index }
 
 /**
  * ARGV: lease, status, limit, remaining, resetId, resetInMs (the last four ''
- * without a window), blind (0/1), cooldownMs, wake channel, store.
+ * without a window), approximate (0/1: the reset was an estimate, and resets a
+ * second apart name one window), cooldownMs, wake channel, store.
  * Reply: {members, index}, as the admission's.
  */
 const OBSERVE = `${PRELUDE}
 local lease, status = ARGV[1], tonumber(ARGV[2])
-local blind, cooldownMs, channel = ARGV[7] == '1', within_day(ARGV[8]), ARGV[9]
+local slack, cooldownMs, channel = ARGV[7] == '1' and 1 or 0, within_day(ARGV[8]), ARGV[9]
 purge()
 local _, _, _, _, cooldown, windows = budget()
 if ARGV[3] ~= '' then
@@ -172,7 +173,8 @@ if ARGV[3] ~= '' then
   local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
   local resetAt = now + within_day(ARGV[6])
   local w = windows[k]
-  if not w or resetId > w[2] then
+  -- An estimated reset names the same window as one a second from it.
+  if not w or resetId > w[2] + slack then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
     windows[k] = { remaining, resetId, resetAt }
     local count, soonest, at = 0, nil, nil
@@ -181,16 +183,17 @@ if ARGV[3] ~= '' then
       if at == nil or v[3] < at then soonest, at = name, v[3] end
     end
     if count > MAX_WINDOWS then redis.call('HDEL', S, soonest) end
-  elseif resetId == w[2] and remaining < w[1] then
+  elseif resetId >= w[2] - slack and remaining < w[1] then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
   redis.call('HSET', S, 'known', '1')
-elseif blind and ((status >= 200 and status < 300) or (status >= 400 and status < 429)) then
-  for k in pairs(windows) do redis.call('HDEL', S, k) end
-  redis.call('HSET', S, 'known', '1')
 else
+  -- No usable budget: the request was likely counted all the same.
   for k, w in pairs(windows) do
     redis.call('HSET', S, k, fmt(math.max(0, w[1] - 1)) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
+  end
+  if (status >= 200 and status < 300) or (status >= 400 and status < 429) then
+    redis.call('HSET', S, 'known', '1')
   end
 end
 if status == 429 or (status == 0 and cooldownMs > 0) then
