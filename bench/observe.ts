@@ -45,7 +45,8 @@ const petHeaders = {
   'content-type': 'application/json',
   'x-ratelimit-limit': '1000000',
   'x-ratelimit-remaining': '999999',
-  'x-ratelimit-reset': '4102444800',
+  // An hour ahead of this run's clock: a reset the client believes.
+  'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 3600),
 };
 const stub = async (_input: Request | string, _init?: RequestInit) =>
   new Response(petBody, { status: 200, headers: petHeaders });

@@ -1,4 +1,4 @@
-import { AnimalStoreError } from './errors/AnimalStoreError.js';
+import { AnimalStoreError } from './errors.js';
 
 /** Environment variable read when no `apiKey` option is given. */
 export const API_KEY_ENV = 'ANIMAL_STORE_API_KEY';

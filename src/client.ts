@@ -1,10 +1,11 @@
 import { resolveApiKey } from './auth.js';
+import { runCall } from './call/call.js';
 import { CallContext } from './call/context.js';
 import { OPERATIONS } from './call/operations.js';
-import { runCall, runCallWithResponse } from './call/run.js';
 import { Transport } from './call/transport.js';
 import { warnDeprecatedOnce } from './deprecation.js';
-import { AnimalStoreError } from './errors/AnimalStoreError.js';
+import { AnimalStoreError } from './errors.js';
+import type { RateLimitInfo } from './headers.js';
 import { describeThrown, LevelLogger } from './logger.js';
 import type { WithResponse } from './observe.js';
 import {
@@ -25,7 +26,6 @@ import {
 import { bucketName } from './quota/bucket.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import { redact, redactError } from './redact.js';
-import type { RateLimitInfo } from './timing.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -169,12 +169,12 @@ export class PetsClient {
     const context = this.#context;
     this.withResponse = Object.freeze({
       listPets: (params: ListPetsParams = {}, options: RequestOptions = {}) =>
-        runCallWithResponse(context, OPERATIONS.listPets, params, options),
+        runCall(context, OPERATIONS.listPets, params, options, true),
       createPet: (pet: NewPet, options: RequestOptions = {}) =>
-        runCallWithResponse(context, OPERATIONS.createPet, pet, options),
+        runCall(context, OPERATIONS.createPet, pet, options, true),
       getPet: (petId: number, options: RequestOptions = {}) => {
         this.#warnGetPet();
-        return runCallWithResponse(context, OPERATIONS.getPet, petId, options);
+        return runCall(context, OPERATIONS.getPet, petId, options, true);
       },
     });
   }

@@ -1,5 +1,41 @@
-import type { OperationName, RetryInfo } from './options.js';
-import type { RateLimitInfo } from './timing.js';
+import type { RateLimitInfo } from './headers.js';
+import type { HoldReason } from './quota/store.js';
+
+/** Name of a client method, as reported to `onRetry`. */
+export type OperationName = 'listPets' | 'createPet' | 'getPet';
+
+/**
+ * Why the client waits. Before a retry: the service's `Retry-After`
+ * (`'retry-after'`), its rate-limit reset (`'rate-limit-reset'`), back-off
+ * after a 429 that said neither (`'rate-limited'`), a 5xx (`'server-error'`),
+ * a network failure (`'connection-error'`) or a timeout (`'timeout'`). Before
+ * a request is sent at all, a hold by the key's quota: see {@link HoldReason}.
+ */
+export type RetryReason =
+  | 'retry-after'
+  | 'rate-limit-reset'
+  | 'rate-limited'
+  | 'server-error'
+  | 'connection-error'
+  | 'timeout'
+  | HoldReason;
+
+/** What `onRetry` is told before every wait: between attempts, and before a held request is sent. */
+export interface RetryInfo {
+  /** The method that waits. */
+  readonly operation: OperationName;
+  /** Attempts sent so far: the one that just failed (1-based), or, for a hold, those before it (0 before the first). */
+  readonly attempt: number;
+  /**
+   * How long the client waits. For a hold until a response in flight arrives
+   * (`'budget-unknown'`), the longest it may wait.
+   */
+  readonly delayMs: number;
+  /** Why it waits. */
+  readonly reason: RetryReason;
+  /** The failure of the attempt before a retry; absent for a hold. */
+  readonly error?: Error;
+}
 
 /** What `hooks.beforeRequest` is given: the request about to leave, whose headers it may change. */
 export interface BeforeRequestContext {

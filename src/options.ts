@@ -1,48 +1,12 @@
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
-import { AnimalStoreError } from './errors/AnimalStoreError.js';
+import { AnimalStoreError } from './errors.js';
 import { isLogLevel, type Logger, type LogLevel } from './logger.js';
-import type { Hooks, TracingOptions } from './observe.js';
-import type { HoldReason, QuotaStore } from './quota/store.js';
+import type { Hooks, RetryInfo, TracingOptions } from './observe.js';
+import type { QuotaStore } from './quota/store.js';
 
 /** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
 export const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
-
-/** Name of a client method, as reported to `onRetry`. */
-export type OperationName = 'listPets' | 'createPet' | 'getPet';
-
-/**
- * Why the client waits. Before a retry: the service's `Retry-After`
- * (`'retry-after'`), its rate-limit reset (`'rate-limit-reset'`), back-off
- * after a 429 that said neither (`'rate-limited'`), a 5xx (`'server-error'`),
- * a network failure (`'connection-error'`) or a timeout (`'timeout'`). Before
- * a request is sent at all, a hold by the key's quota: see {@link HoldReason}.
- */
-export type RetryReason =
-  | 'retry-after'
-  | 'rate-limit-reset'
-  | 'rate-limited'
-  | 'server-error'
-  | 'connection-error'
-  | 'timeout'
-  | HoldReason;
-
-/** What `onRetry` is told before every wait: between attempts, and before a held request is sent. */
-export interface RetryInfo {
-  /** The method that waits. */
-  readonly operation: OperationName;
-  /** Attempts sent so far: the one that just failed (1-based), or, for a hold, those before it (0 before the first). */
-  readonly attempt: number;
-  /**
-   * How long the client waits. For a hold until a response in flight arrives
-   * (`'budget-unknown'`), the longest it may wait.
-   */
-  readonly delayMs: number;
-  /** Why it waits. */
-  readonly reason: RetryReason;
-  /** The failure of the attempt before a retry; absent for a hold. */
-  readonly error?: Error;
-}
 
 /**
  * What a custom `fetch` is called with as its second argument: a plain

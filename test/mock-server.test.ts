@@ -209,7 +209,7 @@ describe('animal-store-mock on the command line', () => {
       ],
       [
         { seed: [{ name: 'Rex', categoryId: 1, status: 'lost' }] },
-        "seed[0] is not an animal the service could answer: status must be 'available', 'pending' or 'sold'",
+        "seed[0] is not an animal the service could answer: status must be one of 'available', 'pending', 'sold'",
       ],
       [
         {

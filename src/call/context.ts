@@ -1,11 +1,10 @@
-import { RateLimitError } from '../errors/RateLimitError.js';
+import { RateLimitError } from '../errors.js';
+import type { RateLimitInfo, ResponseTiming } from '../headers.js';
 import { describeThrown, type LevelLogger } from '../logger.js';
-import type { Hooks, TracerProviderLike } from '../observe.js';
-import type { RetryInfo } from '../options.js';
+import type { Hooks, RetryInfo, TracerProviderLike } from '../observe.js';
 import type { HoldRequest, Quota } from '../quota/Quota.js';
 import type { HoldReason } from '../quota/store.js';
 import { redact, redactError, redactHeaders, redactJson } from '../redact.js';
-import type { RateLimitInfo, ResponseTiming } from '../timing.js';
 import type { CallTrace, Tracing } from '../tracing/otel.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { Operation } from './operations.js';
@@ -171,78 +170,5 @@ export class CallContext {
   notify(info: RetryInfo): void {
     this.run('onRetry', this.#onRetry, info);
     this.run('hooks.beforeRetry', this.hooks.beforeRetry, info);
-  }
-}
-
-const HOLDS: Record<HoldReason, string> = {
-  cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
-  'budget-exhausted': 'no requests remain in the rate-limit window until it resets',
-  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
-  'budget-unknown': 'the budget is unknown until the response to the first request arrives',
-};
-
-/** One call of an operation, across its attempts; also what the quota holds. */
-export class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaName>
-  implements HoldRequest
-{
-  /** Attempts sent so far. */
-  attempts = 0;
-  /** The call's tracing, when traced. */
-  trace: CallTrace | undefined;
-
-  constructor(
-    readonly ctx: CallContext,
-    readonly operation: Operation<In, Out>,
-    readonly input: Output<In>,
-    readonly timeoutMs: number,
-    readonly maxRetries: number,
-    readonly signal: AbortSignal | undefined,
-    /** This call's own headers, checked, when it has any. */
-    readonly headers: Record<string, string> | undefined,
-  ) {}
-
-  /** Tells of a wait: `onRetry`, `hooks.beforeRetry` and the call's span. */
-  notify(info: RetryInfo): void {
-    this.ctx.notify(info);
-    this.trace?.wait(info);
-  }
-
-  get maxRetryDelayMs(): number {
-    return this.ctx.maxRetryDelayMs;
-  }
-
-  /** `"GET https://…/pets?limit=5"`, for messages and log lines. */
-  get label(): string {
-    const { method, path } = this.operation;
-    const { input } = this;
-    let query = '';
-    if (method === 'GET' && typeof input === 'object' && input !== null) {
-      const defined = Object.entries(input).filter(([, value]) => value !== undefined);
-      if (defined.length > 0)
-        query = `?${new URLSearchParams(defined.map(([k, v]) => [k, String(v)]))}`;
-    }
-    return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}`;
-  }
-
-  onHold(reason: HoldReason, delayMs: number): void {
-    const name = this.operation.name;
-    const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
-    this.ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
-    this.notify({ operation: name, attempt: this.attempts, delayMs, reason });
-  }
-
-  tooLong(reason: HoldReason, waitMs: number | undefined): Error {
-    const { maxRetryDelayMs, rateLimit } = this.ctx;
-    const when =
-      waitMs === undefined
-        ? `, and none arrived within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service answers again.`
-        : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
-    return new RateLimitError(`${this.operation.name} was not sent: ${HOLDS[reason]}${when}`, {
-      status: 429,
-      code: 'rate_limit_hold',
-      headers: new Headers(),
-      rateLimit,
-      retryAfterMs: waitMs,
-    });
   }
 }

@@ -1,7 +1,8 @@
 import type { Client, Middleware } from 'openapi-fetch';
 import type { paths } from '../../generated/schema.js';
-import type { ValidationIssue } from '../errors/ValidationIssue.js';
-import type { OperationName } from '../options.js';
+import type { ValidationIssue } from '../errors.js';
+import type { OperationName } from '../observe.js';
+import { LIMIT } from '../rules.js';
 import {
   type Check,
   checkListPetsParams,
@@ -57,7 +58,7 @@ export const OPERATIONS = {
     output: 'Pets',
     checkOutput: checkPets,
     checkAnswer: (query, pets) => {
-      const limit = query.limit ?? 20;
+      const limit = query.limit ?? LIMIT.default;
       if (pets.length > limit) {
         return {
           path: [],

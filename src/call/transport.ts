@@ -46,10 +46,7 @@ class PlainRequest implements RequestInit {
 
 /** A body longer than the client reads (`maxResponseBytes`). */
 export class BodyTooLarge extends Error {
-  constructor(
-    readonly maxBytes: number,
-    why = `it is larger than maxResponseBytes (${maxBytes} bytes)`,
-  ) {
+  constructor(maxBytes: number, why = `it is larger than maxResponseBytes (${maxBytes} bytes)`) {
     super(`the body was not read: ${why}`);
   }
 }

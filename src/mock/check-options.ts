@@ -1,6 +1,40 @@
+import { isPetStatus, STATUS_MESSAGE } from '../rules.js';
+import type { NewPet } from '../types.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
-import { PLAN_LIMITS } from './plans.js';
-import type { MockServiceOptions } from './service.js';
+import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
+
+/** Options of the mock service, shared by {@link createHandlers} and {@link startMockServer}. */
+export interface MockServiceOptions {
+  /**
+   * Keys accepted as `Authorization: Bearer <key>`; any other gets 401.
+   * @default any non-empty bearer token is accepted
+   */
+  apiKeys?: readonly string[] | undefined;
+  /**
+   * Rate-limit plan: `'free'`, `'pro'`, `'business'` or `'enterprise'`, with the
+   * service's limits per minute and per day.
+   * @default 'free' (60 per minute, 1,000 per day)
+   */
+  plan?: Plan | undefined;
+  /** Custom limits (the Enterprise plan's, or any plan's, overridden). */
+  limits?: Partial<RateLimits> | undefined;
+  /**
+   * Animals the store starts with (and returns to on `reset()`). Those without
+   * `id` get one assigned. {@link SAMPLE_PETS} offers three.
+   * @default [] (an empty store)
+   */
+  seed?: ReadonlyArray<NewPet & { id?: number }> | undefined;
+  /**
+   * The clock, in epoch milliseconds; inject one to test time-dependent behaviour.
+   * @default Date.now
+   */
+  now?: (() => number) | undefined;
+  /**
+   * Base address the service answers under; only its path matters to routing.
+   * @default 'https://api.animal-store.example/v1'
+   */
+  baseUrl?: string | undefined;
+}
 
 function fail(message: string): never {
   throw new MockServerOptionError(message);
@@ -97,8 +131,8 @@ export function checkSeed(seed: unknown): void {
         ? 'name must be a string'
         : !Number.isSafeInteger(categoryId)
           ? 'categoryId must be an integer'
-          : status !== undefined && !['available', 'pending', 'sold'].includes(status as string)
-            ? "status must be 'available', 'pending' or 'sold'"
+          : status !== undefined && !isPetStatus(status)
+            ? STATUS_MESSAGE
             : id !== undefined && (!positiveInteger(id) || (id as number) > 2 ** 52)
               ? 'id must be a positive integer up to 2^52'
               : id !== undefined && ids.has(id as number)

@@ -1,40 +1,11 @@
+import { isPetStatus, LIMIT, STATUS_MESSAGE } from '../rules.js';
 import type { NewPet, Pet, PetStatus } from '../types.js';
-import { checkSeed, checkServiceOptions } from './check-options.js';
+import { checkSeed, checkServiceOptions, type MockServiceOptions } from './check-options.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
 import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
 import { RateLimiter, type WindowState } from './rate-limiter.js';
 
-/** Options of the mock service, shared by {@link createHandlers} and {@link startMockServer}. */
-export interface MockServiceOptions {
-  /**
-   * Keys accepted as `Authorization: Bearer <key>`; any other gets 401.
-   * @default any non-empty bearer token is accepted
-   */
-  apiKeys?: readonly string[] | undefined;
-  /**
-   * Rate-limit plan of section 8.2 of the interface document.
-   * @default 'free' (60 per minute, 1,000 per day)
-   */
-  plan?: Plan | undefined;
-  /** Custom limits (the Enterprise plan's, or any plan's, overridden). */
-  limits?: Partial<RateLimits> | undefined;
-  /**
-   * Animals the store starts with (and returns to on `reset()`). Those without
-   * `id` get one assigned. {@link SAMPLE_PETS} offers three.
-   * @default [] (an empty store)
-   */
-  seed?: ReadonlyArray<NewPet & { id?: number }> | undefined;
-  /**
-   * The clock, in epoch milliseconds; inject one to test time-dependent behaviour.
-   * @default Date.now
-   */
-  now?: (() => number) | undefined;
-  /**
-   * Base address the service answers under; only its path matters to routing.
-   * @default 'https://api.animal-store.example/v1'
-   */
-  baseUrl?: string | undefined;
-}
+export type { MockServiceOptions } from './check-options.js';
 
 /** The in-memory Animal Store, answering Fetch API requests. */
 export interface MockService {
@@ -57,12 +28,6 @@ export const SAMPLE_PETS: readonly Pet[] = Object.freeze([
   { id: 3, name: 'Polly', categoryId: 3, status: 'sold' },
 ]);
 
-const STATUSES: readonly PetStatus[] = ['available', 'pending', 'sold'];
-
-function isPetStatus(value: unknown): value is PetStatus {
-  return typeof value === 'string' && (STATUSES as readonly string[]).includes(value);
-}
-
 function problem(status: number, code: string, message: string, headers: Headers): Response {
   headers.set('content-type', 'application/json');
   return new Response(JSON.stringify({ code, message, status }), { status, headers });
@@ -78,15 +43,15 @@ function newPetProblems(body: unknown): string | undefined {
     return 'categoryId is required and must be an integer';
   }
   if (status !== undefined && !isPetStatus(status)) {
-    return "status must be one of 'available', 'pending', 'sold'";
+    return STATUS_MESSAGE;
   }
   return undefined;
 }
 
 function parseLimit(raw: string | null): number {
   // The spec declares no 400 for listPets: out-of-range limits are clamped, not refused.
-  if (raw === null || !/^-?\d+$/.test(raw)) return 20;
-  return Math.min(100, Math.max(1, Number(raw)));
+  if (raw === null || !/^-?\d+$/.test(raw)) return LIMIT.default;
+  return Math.min(LIMIT.max, Math.max(LIMIT.min, Number(raw)));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { windowOrder } from '../timing.js';
+import { windowOrder } from '../headers.js';
 import type { Admission, AdmitRequest, Observation, QuotaStore } from './store.js';
 
 interface Window {

@@ -1,10 +1,9 @@
 import { onAbort } from '../abort.js';
-import { AnimalStoreError } from '../errors/AnimalStoreError.js';
-import { TimeoutError } from '../errors/TimeoutError.js';
+import { silentCooldown, waitToTake } from '../decide.js';
+import { AnimalStoreError, TimeoutError } from '../errors.js';
+import { HORIZON_MS } from '../headers.js';
 import { describeThrown } from '../logger.js';
 import { MAX_TIMER_MS } from '../sleep.js';
-import { BACKOFF_CAP_MS, BACKOFF_FLOOR_MS, HORIZON_MS } from '../timing.js';
-import { waitToTake } from '../waits.js';
 import { MemoryQuotaStore } from './MemoryQuotaStore.js';
 import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
 
@@ -306,8 +305,7 @@ export class Quota {
     // key a little longer, 100 ms doubling up to 8 s, until a response comes.
     if (observation.status === 0) {
       this.#silent++;
-      const cooldownMs = Math.min(BACKOFF_FLOOR_MS * 2 ** (this.#silent - 1), BACKOFF_CAP_MS);
-      observation = { ...observation, cooldownMs };
+      observation = { ...observation, cooldownMs: silentCooldown(this.#silent) };
     } else {
       this.#silent = 0;
     }
@@ -330,16 +328,6 @@ export class Quota {
             timeoutMs,
             `the store did not record the response within timeoutMs (${timeoutMs} ms)`,
           ));
-    } catch (error) {
-      this.#onError(error);
-    }
-  }
-
-  /** Ends the lease of a request that got no response; a store failure goes to `onError`. */
-  async release(lease: string): Promise<void> {
-    try {
-      const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
-      await this.#store.release(bucket, lease);
     } catch (error) {
       this.#onError(error);
     }

@@ -1,4 +1,4 @@
-import type { WindowReport } from '../timing.js';
+import type { WindowReport } from '../headers.js';
 
 /** Why a request is held before it is sent. */
 export type HoldReason =

@@ -1,7 +1,7 @@
+import type { WindowReport } from '../headers.js';
+import { windowOrder } from '../headers.js';
 import { MemoryQuotaStore } from '../quota/MemoryQuotaStore.js';
 import type { Admission, Observation } from '../quota/store.js';
-import type { WindowReport } from '../timing.js';
-import { windowOrder } from '../timing.js';
 
 interface Share {
   readonly limit: number;

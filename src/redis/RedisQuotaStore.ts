@@ -1,4 +1,5 @@
-import { AnimalStoreError } from '../errors/AnimalStoreError.js';
+import { AnimalStoreError } from '../errors.js';
+import { HORIZON_MS } from '../headers.js';
 import type { Logger } from '../logger.js';
 import { describeValue } from '../options.js';
 import type {
@@ -8,7 +9,6 @@ import type {
   Observation,
   QuotaStore,
 } from '../quota/store.js';
-import { HORIZON_MS } from '../timing.js';
 import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
 import { LocalShare } from './LocalShare.js';
 import { type RedisScript, SCRIPTS } from './scripts.js';

@@ -4,8 +4,7 @@
 // API registers on globalThis and the provider it is given, never importing
 // the package, so that bundlers need not resolve it when it is not installed.
 
-import type { TracerProviderLike } from '../observe.js';
-import type { OperationName, RetryInfo } from '../options.js';
+import type { OperationName, RetryInfo, TracerProviderLike } from '../observe.js';
 
 type Attributes = Record<string, string | number | boolean>;
 
@@ -43,7 +42,7 @@ const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
 
 /** The API's global registry, when `@opentelemetry/api` registered anything. */
-export function otelGlobal(): OtelGlobal | undefined {
+function otelGlobal(): OtelGlobal | undefined {
   return (globalThis as Record<symbol, OtelGlobal | undefined>)[GLOBAL];
 }
 

@@ -1,5 +1,6 @@
 import type { components, operations } from '../../generated/schema.js';
-import type { ErrorBody, Pet, PetStatus } from '../types.js';
+import { isPetStatus, LIMIT, NEW_PET_FIELDS } from '../rules.js';
+import type { ErrorBody, Pet } from '../types.js';
 
 // Inputs come out of the checks as the spec's types: keys given as undefined
 // (which the public input types allow) are left out.
@@ -19,9 +20,6 @@ export const REJECT: unique symbol = Symbol('reject');
 /** A check: the value as Zod would output it, or {@link REJECT}. */
 export type Check<T> = (input: unknown) => T | typeof REJECT;
 
-const isStatus = (value: unknown): value is PetStatus =>
-  value === 'available' || value === 'pending' || value === 'sold';
-
 const isSafeInteger = Number.isSafeInteger as (value: unknown) => value is number;
 
 /** An object literal or `JSON.parse` output; anything more exotic goes to Zod. */
@@ -38,7 +36,7 @@ export const checkPet: Check<Pet> = (input) => {
   if (!isSafeInteger(id) || typeof name !== 'string' || !isSafeInteger(categoryId)) return REJECT;
   if (status === undefined)
     return Object.hasOwn(input, 'status') ? REJECT : { id, name, categoryId };
-  return isStatus(status) ? { id, name, categoryId, status } : REJECT;
+  return isPetStatus(status) ? { id, name, categoryId, status } : REJECT;
 };
 
 /** The array `listPets` returns. */
@@ -71,8 +69,9 @@ export const checkListPetsParams: Check<ListPetsParams> = (input) => {
   for (const key in input) {
     const value = input[key];
     if (value === undefined) continue;
-    if (key === 'limit' && isSafeInteger(value) && value >= 1 && value <= 100) output.limit = value;
-    else if (key === 'status' && isStatus(value)) output.status = value;
+    if (key === 'limit' && isSafeInteger(value) && value >= LIMIT.min && value <= LIMIT.max) {
+      output.limit = value;
+    } else if (key === 'status' && isPetStatus(value)) output.status = value;
     else return REJECT;
   }
   return output;
@@ -82,14 +81,14 @@ export const checkListPetsParams: Check<ListPetsParams> = (input) => {
 export const checkNewPet: Check<NewPet> = (input) => {
   if (!isPlainObject(input)) return REJECT;
   for (const key in input) {
-    if (key !== 'name' && key !== 'categoryId' && key !== 'status' && input[key] !== undefined) {
+    if (input[key] !== undefined && !(NEW_PET_FIELDS as readonly string[]).includes(key)) {
       return REJECT;
     }
   }
   const { name, categoryId, status } = input;
   if (typeof name !== 'string' || !isSafeInteger(categoryId)) return REJECT;
   if (status === undefined) return { name, categoryId };
-  return isStatus(status) ? { name, categoryId, status } : REJECT;
+  return isPetStatus(status) ? { name, categoryId, status } : REJECT;
 };
 
 /** The `petId` of `getPet`. */

@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
+import { LIMIT, LIMIT_MESSAGE, PET_STATUSES, STATUS_MESSAGE } from '../rules.js';
 
-// Hand-written from spec/openapi.yaml; test/schemas.test-d.ts proves each
+// Hand-written from spec/openapi.yaml; test/types.test-d.ts proves each
 // inferred type equals the generated one, so drift is a compile error.
 
 // z.int() accepts safe integers only: an int64 above 2^53 arrives rounded by
@@ -16,9 +17,7 @@ const string = (what: string) =>
   });
 
 /** Availability status of an animal. */
-export const PetStatusSchema = z.enum(['available', 'pending', 'sold'], {
-  error: "status must be one of 'available', 'pending', 'sold'",
-});
+export const PetStatusSchema = z.enum(PET_STATUSES, { error: STATUS_MESSAGE });
 
 /** Body of `createPet`; unknown keys (such as `id`, which the service assigns) are rejected. */
 export const NewPetSchema = z.strictObject(
@@ -56,11 +55,8 @@ export const ListPetsParamsSchema = z.strictObject(
   {
     limit: z.exactOptional(
       z
-        .int('limit must be an integer from 1 to 100')
-        .check(
-          z.minimum(1, 'limit must be an integer from 1 to 100'),
-          z.maximum(100, 'limit must be an integer from 1 to 100'),
-        ),
+        .int(LIMIT_MESSAGE)
+        .check(z.minimum(LIMIT.min, LIMIT_MESSAGE), z.maximum(LIMIT.max, LIMIT_MESSAGE)),
     ),
     status: z.exactOptional(PetStatusSchema),
   },

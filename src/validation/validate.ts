@@ -1,6 +1,9 @@
-import { RequestValidationError } from '../errors/RequestValidationError.js';
-import { ResponseValidationError } from '../errors/ResponseValidationError.js';
-import { describeIssues, type ValidationIssue } from '../errors/ValidationIssue.js';
+import {
+  describeIssues,
+  RequestValidationError,
+  ResponseValidationError,
+  type ValidationIssue,
+} from '../errors.js';
 import { type Check, REJECT } from './fast.js';
 import type { Output, SchemaName, Verdict } from './verdict.js';
 

@@ -1,5 +1,5 @@
 import type * as z from 'zod/mini';
-import type { ValidationIssue } from '../errors/ValidationIssue.js';
+import type { ValidationIssue } from '../errors.js';
 import {
   ListPetsParamsSchema,
   NewPetSchema,

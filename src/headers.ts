@@ -1,8 +1,8 @@
 import { parseList } from './structured-fields.js';
 
 // Everything the SDK reads about time from a response, as pure functions of
-// the headers and a clock reading: the X-RateLimit-* window, Retry-After, the
-// server's clock (Date), and exponential back-off. Nothing here keeps state.
+// the headers and a clock reading: the rate-limit window in any dialect,
+// Retry-After and the server's clock (Date). Nothing here keeps state.
 
 /**
  * The rate-limit state a response reported: through its `X-RateLimit-*`
@@ -75,33 +75,9 @@ export interface ResponseTiming {
  */
 export const HORIZON_MS = 86_400_000;
 
-/**
- * How long a key cools down after a 429 whose `Retry-After` asked for more
- * than {@link HORIZON_MS}: not believed as given, but no sign to send again
- * soon either. A minute is the shortest window of the service's plans.
- */
-export const DISBELIEVED_COOLDOWN_MS = 60_000;
-
 // Below this, a difference between the response's Date and the local clock is
 // latency or rounding (Date has whole seconds), not skew.
 const SKEW_TOLERANCE_MS = 2_000;
-
-/** First back-off wait, in milliseconds. */
-export const BACKOFF_BASE_MS = 500;
-/** Longest back-off wait, in milliseconds. */
-export const BACKOFF_CAP_MS = 8_000;
-/** Shortest back-off wait: a failing service never gets retries faster than this. */
-export const BACKOFF_FLOOR_MS = 100;
-
-/**
- * Exponential back-off with jitter for the wait after failed attempt
- * `attempt` (1-based): 500 ms, 1 s, 2 s, 4 s, 8 s… capped at 8 s, each
- * randomly shortened by up to half so that clients do not retry in lockstep.
- */
-export function backoffDelay(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling * (1 - random() * 0.5));
-}
 
 // Quoted whole: the caller redacts the key before it shortens anything.
 const excerpt = (value: string) => JSON.stringify(value);

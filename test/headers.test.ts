@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  BACKOFF_FLOOR_MS,
-  backoffDelay,
-  HORIZON_MS,
-  parseRetryAfter,
-  readTiming,
-} from '../src/timing.js';
-import { waitToTake } from '../src/waits.js';
+import { HORIZON_MS, parseRetryAfter, readTiming } from '../src/headers.js';
 
 // The test's own clock, in whole seconds: every time below is relative to it.
 const now = Math.floor(Date.now() / 1000) * 1000;
@@ -40,15 +33,6 @@ describe('parseRetryAfter', () => {
       expect(parseRetryAfter(value, now)).toBeUndefined();
     },
   );
-});
-
-describe('backoffDelay', () => {
-  it('doubles from 500 ms up to 8 s, shortened by at most half', () => {
-    expect([1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, () => 0))).toEqual([
-      500, 1000, 2000, 4000, 8000, 8000, 8000,
-    ]);
-    expect([1, 2, 3].map((a) => backoffDelay(a, () => 0.999_999))).toEqual([250, 500, 1000]);
-  });
 });
 
 describe('readTiming', () => {
@@ -166,24 +150,6 @@ describe('the credible horizon (a day)', () => {
   it('accepts a wait of exactly a day', () => {
     const timing = readTiming(new Headers({ 'retry-after': String(HORIZON_MS / 1000) }), 429, now);
     expect(timing.retryAfter?.ms).toBe(HORIZON_MS);
-  });
-});
-
-describe('waitToTake', () => {
-  it('takes a wait within maxRetryDelayMs as it is', () => {
-    expect(waitToTake(3000, true, 3000)).toBe(3000);
-    expect(waitToTake(3000, false, 60_000)).toBe(3000);
-  });
-
-  it('refuses a demanded wait beyond maxRetryDelayMs, and caps a back-off at it', () => {
-    expect(waitToTake(3001, true, 3000)).toBeUndefined();
-    expect(waitToTake(8000, false, 3000)).toBe(3000);
-  });
-
-  it('never caps a back-off below the floor: with maxRetryDelayMs 0 nothing is retried', () => {
-    expect(waitToTake(500, false, 0)).toBeUndefined();
-    expect(waitToTake(500, false, BACKOFF_FLOOR_MS - 1)).toBeUndefined();
-    expect(waitToTake(500, false, BACKOFF_FLOOR_MS)).toBe(BACKOFF_FLOOR_MS);
   });
 });
 

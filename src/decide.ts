@@ -1,0 +1,125 @@
+// Every decision about waiting, as pure functions of what is known: whether a
+// failed attempt is retried and after how long, how long the key cools down,
+// and whether a wait is too long to take. Nothing here reads a clock or
+// keeps state; `random` is the only input that is not a plain value.
+import type { RetryReason } from './observe.js';
+
+/** First back-off wait, in milliseconds. */
+export const BACKOFF_BASE_MS = 500;
+/** Longest back-off wait, in milliseconds. */
+export const BACKOFF_CAP_MS = 8_000;
+/** Shortest wait after a failure: a failing service never gets retries faster than this. */
+export const BACKOFF_FLOOR_MS = 100;
+/**
+ * How long a key cools down after a 429 whose `Retry-After` asked for more
+ * than a day: not believed as given, but no sign to send again soon either.
+ * A minute is the shortest window of the service's plans.
+ */
+export const DISBELIEVED_COOLDOWN_MS = 60_000;
+
+/**
+ * Exponential back-off with jitter for the wait after failed attempt
+ * `attempt` (1-based): 500 ms, 1 s, 2 s, 4 s, 8 s… capped at 8 s, each
+ * randomly shortened by up to half so that clients do not retry in lockstep.
+ */
+export function backoffDelay(attempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
+  return Math.round(ceiling * (1 - random() * 0.5));
+}
+
+/**
+ * The one comparison of a wait with `maxRetryDelayMs`, for retries and holds
+ * alike: how long to wait, or `undefined` when the wait is not to be taken
+ * (the call fails instead). A wait the service demands (`mandated`:
+ * Retry-After, a reset, a hold) is never shortened; a back-off is capped at
+ * `maxRetryDelayMs`, but never below {@link BACKOFF_FLOOR_MS}, so that no
+ * option makes retries a hot loop.
+ */
+export function waitToTake(
+  ms: number,
+  mandated: boolean,
+  maxRetryDelayMs: number,
+): number | undefined {
+  if (ms <= maxRetryDelayMs) return ms;
+  if (mandated || maxRetryDelayMs < BACKOFF_FLOOR_MS) return undefined;
+  return maxRetryDelayMs;
+}
+
+/**
+ * How long the key is held after the `silent`-th request in a row that got
+ * no response (timeoutMs below the service's latency, say): 100 ms doubling
+ * up to 8 s, so that such requests never turn into a loop of probes.
+ */
+export function silentCooldown(silent: number): number {
+  return Math.min(BACKOFF_FLOOR_MS * 2 ** Math.max(0, silent - 1), BACKOFF_CAP_MS);
+}
+
+/** How an attempt ended, as far as waiting is concerned. */
+export type Outcome =
+  /** No response: a timeout, a connection error, or a body that broke off (`status` then set). */
+  | {
+      readonly kind: 'no-response';
+      readonly timedOut: boolean;
+      readonly status?: number | undefined;
+    }
+  /** A response with this status; for a 429, the wait it asks for. */
+  | {
+      readonly kind: 'response';
+      readonly status: number;
+      readonly retryAfter?: { readonly ms: number; readonly source: RetryReason } | undefined;
+      /** A 429's `Retry-After` asked for more than a day (and no reset gave a wait instead). */
+      readonly retryAfterTooFar?: boolean;
+    };
+
+/** What the call knows besides the outcome. */
+export interface Situation {
+  /** The operation may be sent again after a 5xx or no response (a POST could add the animal twice). */
+  readonly resend: boolean;
+  /** Attempts sent so far, the failed one included. */
+  readonly attempt: number;
+  readonly maxRetryDelayMs: number;
+  readonly random: () => number;
+}
+
+/** The decision on a failed attempt. */
+export interface Decision {
+  /** Wait this long, then try again; `undefined`: the call fails with the attempt's error. */
+  readonly retry?: { readonly delayMs: number; readonly reason: RetryReason } | undefined;
+  /** For a 429: how long the key cools down for every caller, from now. */
+  readonly cooldownMs?: number | undefined;
+  /** For a 429: the wait was asked for but is longer than the client takes. */
+  readonly tooLong?: boolean;
+}
+
+const backoff = (reason: RetryReason, { resend, attempt, maxRetryDelayMs, random }: Situation) => {
+  if (!resend) return {};
+  const delayMs = waitToTake(backoffDelay(attempt, random), false, maxRetryDelayMs);
+  return delayMs === undefined ? {} : { retry: { delayMs, reason } };
+};
+
+/**
+ * Whether a failed attempt is retried, after how long and why. A 429 waits
+ * what the service asks (never less than {@link BACKOFF_FLOOR_MS}, even for
+ * `Retry-After: 0`), else backs off, and cools the key down as long; a 429
+ * asking more than a day is not believed, cools the key a minute, and is not
+ * retried. A 5xx, a timeout or no response backs off, for operations that may
+ * be resent. Anything else (400, 401, 404, a body that does not validate) is
+ * final. Whether retries are left is p-retry's count, not this.
+ */
+export function decide(outcome: Outcome, situation: Situation): Decision {
+  if (outcome.kind === 'no-response') {
+    return backoff(outcome.timedOut ? 'timeout' : 'connection-error', situation);
+  }
+  const { status } = outcome;
+  if (status >= 500) return backoff('server-error', situation);
+  if (status !== 429) return {};
+  if (outcome.retryAfterTooFar) return { cooldownMs: DISBELIEVED_COOLDOWN_MS, tooLong: true };
+  const asked = outcome.retryAfter;
+  const cooldownMs = Math.max(
+    BACKOFF_FLOOR_MS,
+    asked?.ms ?? backoffDelay(situation.attempt, situation.random),
+  );
+  const delayMs = waitToTake(cooldownMs, asked !== undefined, situation.maxRetryDelayMs);
+  if (delayMs === undefined) return { cooldownMs, tooLong: asked !== undefined };
+  return { cooldownMs, retry: { delayMs, reason: asked?.source ?? 'rate-limited' } };
+}

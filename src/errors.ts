@@ -1,0 +1,337 @@
+// Everything the SDK throws, and the one factory that maps an HTTP status to
+// its class. Each class sets `name` to a literal (bundlers rename classes)
+// and a `brand`, so that `instanceof` holds across the ESM and CJS builds.
+import type { RateLimitInfo } from './headers.js';
+import type { ErrorBody } from './types.js';
+import { checkErrorBody, REJECT } from './validation/fast.js';
+
+const BRANDS = Symbol.for('@animal-store/sdk/error-brands');
+
+type Branded = { [BRANDS]?: unknown };
+type ErrorClass = { brand?: string } | null;
+
+function brandsOf(target: ErrorClass): string[] {
+  const brands: string[] = [];
+  for (let c = target; c && typeof c.brand === 'string'; c = Object.getPrototypeOf(c)) {
+    brands.push(c.brand);
+  }
+  return brands;
+}
+
+/**
+ * Base class of everything the SDK throws (except a caller's own abort, which
+ * rejects with the signal's reason).
+ *
+ * `instanceof` works across the ESM and CommonJS builds, even when both are
+ * loaded in one process.
+ *
+ * @example
+ * ```ts
+ * try { await client.listPets(); }
+ * catch (error) { if (error instanceof AnimalStoreError) console.error(error.message); }
+ * ```
+ */
+export class AnimalStoreError extends Error {
+  /** Stable identity used by `instanceof` across builds; never renamed by bundlers. */
+  static readonly brand: string = 'AnimalStoreError';
+  override readonly name: string = 'AnimalStoreError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    Object.defineProperty(this, BRANDS, { value: brandsOf(new.target as ErrorClass) });
+  }
+
+  /**
+   * What `JSON.stringify(error)` gives: `name`, `message`, every field of the
+   * error (`headers` as a plain object) and its `cause` as a
+   * string. It never throws.
+   */
+  toJSON(): Record<string, unknown> {
+    const json: Record<string, unknown> = { name: this.name, message: this.message };
+    for (const [key, value] of Object.entries(this)) {
+      json[key] = value instanceof Headers ? Object.fromEntries(value) : value;
+    }
+    const { cause } = this;
+    if (cause !== undefined) {
+      // An object's own toString could say anything: only an Error's name and
+      // message (checked for the key) or a primitive are shown.
+      try {
+        json.cause =
+          cause instanceof Error
+            ? `${cause.name}: ${cause.message}`
+            : typeof cause === 'object' || typeof cause === 'function'
+              ? Object.prototype.toString.call(cause)
+              : String(cause);
+      } catch {
+        json.cause = Object.prototype.toString.call(cause);
+      }
+    }
+    return json;
+  }
+
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
+    const brands = (value as Branded | null)?.[BRANDS];
+    return Array.isArray(brands) && brands.includes(this.brand);
+  }
+}
+
+/** One problem found by validation: where (`path`) and what (`message`). */
+export interface ValidationIssue {
+  /** Path to the offending value, e.g. `['limit']` or `[3, 'id']`. */
+  readonly path: readonly PropertyKey[];
+  /** What is wrong, in words. */
+  readonly message: string;
+  /**
+   * Zod's issue code, e.g. `too_big` or `invalid_type`; or `invalid_json` (a 2xx body
+   * that is not JSON) or `validator_unavailable` (the validator could not be loaded).
+   */
+  readonly code: string;
+}
+
+/** Formats issues as `limit: Too big… ; status: Invalid option…`. */
+export function describeIssues(issues: readonly ValidationIssue[]): string {
+  return issues
+    .map((issue) =>
+      issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message,
+    )
+    .join('; ');
+}
+
+/** What every {@link ApiError} carries about the response that caused it. */
+export interface ApiErrorDetails {
+  /** HTTP status of the response. */
+  status: number;
+  /** Machine-readable code from the body, or `http_<status>` when the body was not the spec's Error. */
+  code: string;
+  /** Response headers (the API key is redacted should the server echo it). */
+  headers: Headers;
+  /** The `X-RateLimit-*` values of the response, when it carried all three. */
+  rateLimit?: RateLimitInfo | undefined;
+  /** The body, when it was the spec's `Error` JSON. */
+  body?: ErrorBody | undefined;
+  /** The body as text (JSON re-serialised), when there was one. */
+  rawBody?: string | undefined;
+  cause?: unknown;
+}
+
+/**
+ * The service answered with a non-2xx status. Subclasses name the status:
+ * {@link BadRequestError} (400), {@link AuthenticationError} (401),
+ * {@link NotFoundError} (404), {@link RateLimitError} (429) and
+ * {@link ServerError} (5xx and any other unexpected status).
+ */
+export class ApiError extends AnimalStoreError {
+  static override readonly brand: string = 'ApiError';
+  override readonly name: string = 'ApiError';
+  /** HTTP status of the response. */
+  readonly status: number;
+  /** Machine-readable code from the Error body, or `http_<status>` as a fallback. */
+  readonly code: string;
+  /** Response headers. */
+  readonly headers: Headers;
+  /** `X-RateLimit-*` values of this response, when present. */
+  readonly rateLimit?: RateLimitInfo;
+  /**
+   * The response's body when it was the spec's `Error` JSON (`{ code,
+   * message, status }`, unknown fields dropped); `undefined` when it was
+   * something else (an HTML page from a proxy, other JSON, nothing), and for
+   * a `RateLimitError` whose request was never sent.
+   */
+  readonly body: ErrorBody | undefined;
+  /**
+   * The body as received, as text (JSON is re-serialised after the key is
+   * redacted), whatever its shape; `undefined` when there was none, it could
+   * not be read, or the request was never sent.
+   */
+  readonly rawBody: string | undefined;
+
+  constructor(message: string, details: ApiErrorDetails) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.status = details.status;
+    this.code = details.code;
+    this.headers = details.headers;
+    if (details.rateLimit) this.rateLimit = details.rateLimit;
+    this.body = details.body;
+    this.rawBody = details.rawBody;
+  }
+}
+
+/** The service answered 400: the body is missing required fields or holds invalid values. */
+export class BadRequestError extends ApiError {
+  static override readonly brand: string = 'BadRequestError';
+  override readonly name: string = 'BadRequestError';
+}
+
+/** The service answered 401: the API key is missing or invalid. */
+export class AuthenticationError extends ApiError {
+  static override readonly brand: string = 'AuthenticationError';
+  override readonly name: string = 'AuthenticationError';
+}
+
+/** The service answered 404: the animal could not be found. */
+export class NotFoundError extends ApiError {
+  static override readonly brand: string = 'NotFoundError';
+  override readonly name: string = 'NotFoundError';
+}
+
+/**
+ * The service answered 429 and retries are spent, or the wait it demanded is
+ * longer than `maxRetryDelayMs` (then the SDK fails at once instead of waiting).
+ */
+export class RateLimitError extends ApiError {
+  static override readonly brand: string = 'RateLimitError';
+  override readonly name: string = 'RateLimitError';
+  /** How long the service asked to wait, when it said (`Retry-After` or `X-RateLimit-Reset`). */
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, details: ApiErrorDetails & { retryAfterMs?: number | undefined }) {
+    super(message, details);
+    if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** The service answered 5xx, or any other status the interface does not declare. */
+export class ServerError extends ApiError {
+  static override readonly brand: string = 'ServerError';
+  override readonly name: string = 'ServerError';
+}
+
+/** The request never got a response (DNS, refused connection, reset socket…). The original failure is in `cause`. */
+export class ConnectionError extends AnimalStoreError {
+  static override readonly brand: string = 'ConnectionError';
+  override readonly name: string = 'ConnectionError';
+}
+
+/** An attempt, reading the body included, ran past `timeoutMs`. */
+export class TimeoutError extends ConnectionError {
+  static override readonly brand: string = 'TimeoutError';
+  override readonly name: string = 'TimeoutError';
+}
+
+/** The input to a method is invalid; nothing was sent. `issues` says what to fix. */
+export class RequestValidationError extends AnimalStoreError {
+  static override readonly brand: string = 'RequestValidationError';
+  override readonly name: string = 'RequestValidationError';
+  /** Every problem found, with its path. */
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(message: string, issues: readonly ValidationIssue[]) {
+    super(message);
+    this.issues = issues;
+  }
+}
+
+/** A 2xx response whose body does not match the spec. Nothing wrong is returned to you. */
+export class ResponseValidationError extends AnimalStoreError {
+  static override readonly brand: string = 'ResponseValidationError';
+  override readonly name: string = 'ResponseValidationError';
+  /** Every mismatch found, with its path in the body. */
+  readonly issues: readonly ValidationIssue[];
+  /** HTTP status of the response. */
+  readonly status: number;
+
+  constructor(
+    message: string,
+    details: { issues: readonly ValidationIssue[]; status: number; cause?: unknown },
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.issues = details.issues;
+    this.status = details.status;
+  }
+}
+
+/** What is known about a non-2xx response when its error is built. */
+export interface FailedResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: Headers;
+  /** The body: parsed JSON, raw text when it was not JSON, or `undefined` when empty. */
+  readonly body: unknown;
+  /** The body as text, for the message; `undefined` when it could not be read. */
+  readonly text?: string | undefined;
+  /** The body as text for `rawBody`; `undefined` when there was none to give. */
+  readonly rawBody?: string | undefined;
+  /** The request's method: a 400 to a GET is about its parameters, to a POST about its body. */
+  readonly method: 'GET' | 'POST';
+  /** The response's `X-RateLimit-*` values, when it carried them. */
+  readonly rateLimit: RateLimitInfo | undefined;
+  /** `"GET /pets"`, for the message. */
+  readonly request: string;
+  /** For 429: the wait the service asked for, if it said. */
+  readonly retryAfterMs?: number | undefined;
+  /** For 429: the wait is longer than `maxRetryDelayMs`, so the client does not take it. */
+  readonly tooLongToWait?: boolean;
+  /** For 429: the longest wait the client accepts, for the message. */
+  readonly maxRetryDelayMs?: number;
+}
+
+function describeBody(response: FailedResponse): string {
+  const type = response.headers.get('content-type') ?? 'no content type';
+  const { text } = response;
+  if (text === undefined) return `a body that could not be read (${type})`;
+  if (text === '') return `an empty body (${type})`;
+  const excerpt = text.length > 120 ? `${text.slice(0, 120)}…` : text;
+  return `a body that is not the service's Error JSON (${type}): ${JSON.stringify(excerpt)}`;
+}
+
+function rateLimitAdvice(response: FailedResponse): string {
+  const wait = response.retryAfterMs;
+  if (wait === undefined) {
+    return response.tooLongToWait
+      ? ' The service asks to wait more than a day, so the client did not wait.'
+      : ' The response said nothing usable about when to retry.';
+  }
+  if (response.tooLongToWait) {
+    return ` The service asks to wait ${wait} ms, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
+  }
+  return ` The service asks to wait ${wait} ms.`;
+}
+
+/**
+ * Builds the {@link ApiError} subclass for an HTTP status. The HTTP status
+ * decides the class, whatever the body says; a body that is not the spec's
+ * Error (an HTML page from a proxy, garbage, nothing) still gives the right
+ * class, with code `http_<status>` and a message saying what came back.
+ */
+export function errorFromResponse(response: FailedResponse): ApiError {
+  const { status } = response;
+  const parsed = checkErrorBody(response.body);
+  const code = parsed !== REJECT ? parsed.code : `http_${status}`;
+  const said = parsed !== REJECT ? `${parsed.message} (code ${code})` : describeBody(response);
+  let head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
+  if (status === 0 || (status >= 300 && status < 400)) {
+    // A browser shows a redirect it did not follow as status 0, without Location.
+    const location = response.headers.get('location');
+    head = `${response.request} was answered with a redirect${status ? ` (HTTP ${status})` : ''}${location ? ` to ${JSON.stringify(location.slice(0, 200))}` : ''}, which the SDK does not follow, so nothing was sent there. Check baseUrl.`;
+  }
+  const details: ApiErrorDetails = {
+    status,
+    code,
+    headers: response.headers,
+    rateLimit: response.rateLimit,
+    body: parsed !== REJECT ? parsed : undefined,
+    rawBody: response.rawBody,
+  };
+  switch (status) {
+    case 400:
+      return new BadRequestError(
+        `${head} Fix the request's ${response.method === 'GET' ? 'parameters' : 'body'} and try again.`,
+        details,
+      );
+    case 401:
+      return new AuthenticationError(
+        `${head} Check the API key (apiKey or ANIMAL_STORE_API_KEY) and the environment it belongs to.`,
+        details,
+      );
+    case 404:
+      return new NotFoundError(head, details);
+    case 429:
+      return new RateLimitError(`${head}${rateLimitAdvice(response)}`, {
+        ...details,
+        retryAfterMs: response.retryAfterMs,
+      });
+    default:
+      return new ServerError(head, details);
+  }
+}

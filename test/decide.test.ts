@@ -1,0 +1,109 @@
+// Every decision about waiting, without a clock: decide() is a pure function.
+import { describe, expect, it } from 'vitest';
+import {
+  BACKOFF_FLOOR_MS,
+  backoffDelay,
+  DISBELIEVED_COOLDOWN_MS,
+  decide,
+  silentCooldown,
+  waitToTake,
+} from '../src/decide.js';
+
+const at = (attempt: number, resend = true, maxRetryDelayMs = 60_000) => ({
+  resend,
+  attempt,
+  maxRetryDelayMs,
+  random: () => 0,
+});
+
+describe('backoffDelay', () => {
+  it('doubles from 500 ms up to 8 s, shortened by at most half', () => {
+    expect([1, 2, 3, 4, 5, 6, 10].map((a) => backoffDelay(a, () => 0))).toEqual([
+      500, 1000, 2000, 4000, 8000, 8000, 8000,
+    ]);
+    expect([1, 2, 3].map((a) => backoffDelay(a, () => 0.999_999))).toEqual([250, 500, 1000]);
+  });
+});
+
+describe('waitToTake', () => {
+  it('takes a wait within maxRetryDelayMs as it is', () => {
+    expect(waitToTake(3000, true, 3000)).toBe(3000);
+    expect(waitToTake(3000, false, 60_000)).toBe(3000);
+  });
+
+  it('refuses a demanded wait beyond maxRetryDelayMs, and caps a back-off at it', () => {
+    expect(waitToTake(3001, true, 3000)).toBeUndefined();
+    expect(waitToTake(8000, false, 3000)).toBe(3000);
+  });
+
+  it('never caps a back-off below the floor: with maxRetryDelayMs 0 nothing is retried', () => {
+    expect(waitToTake(500, false, 0)).toBeUndefined();
+    expect(waitToTake(500, false, BACKOFF_FLOOR_MS - 1)).toBeUndefined();
+    expect(waitToTake(500, false, BACKOFF_FLOOR_MS)).toBe(BACKOFF_FLOOR_MS);
+  });
+});
+
+describe('decide', () => {
+  it('waits what a 429 asks, never less than the floor, and cools the key as long', () => {
+    const asked = { ms: 3000, source: 'retry-after' as const };
+    expect(decide({ kind: 'response', status: 429, retryAfter: asked }, at(1))).toEqual({
+      cooldownMs: 3000,
+      retry: { delayMs: 3000, reason: 'retry-after' },
+    });
+    const zero = { ms: 0, source: 'retry-after' as const };
+    expect(decide({ kind: 'response', status: 429, retryAfter: zero }, at(1))).toEqual({
+      cooldownMs: BACKOFF_FLOOR_MS,
+      retry: { delayMs: BACKOFF_FLOOR_MS, reason: 'retry-after' },
+    });
+  });
+
+  it('retries a 429 even for a POST, and backs off when it says nothing', () => {
+    expect(decide({ kind: 'response', status: 429 }, at(2, false))).toEqual({
+      cooldownMs: 1000,
+      retry: { delayMs: 1000, reason: 'rate-limited' },
+    });
+  });
+
+  it('fails a 429 whose wait is longer than maxRetryDelayMs, and says it was too long', () => {
+    const asked = { ms: 5000, source: 'rate-limit-reset' as const };
+    expect(decide({ kind: 'response', status: 429, retryAfter: asked }, at(1, true, 4999))).toEqual(
+      { cooldownMs: 5000, tooLong: true },
+    );
+  });
+
+  it('never retries a 429 that asked for more than a day, and cools the key a minute', () => {
+    expect(decide({ kind: 'response', status: 429, retryAfterTooFar: true }, at(1))).toEqual({
+      cooldownMs: DISBELIEVED_COOLDOWN_MS,
+      tooLong: true,
+    });
+  });
+
+  it('backs off after a 5xx, a timeout or no response, only when the operation may be resent', () => {
+    expect(decide({ kind: 'response', status: 503 }, at(1))).toEqual({
+      retry: { delayMs: 500, reason: 'server-error' },
+    });
+    expect(decide({ kind: 'no-response', timedOut: true }, at(3))).toEqual({
+      retry: { delayMs: 2000, reason: 'timeout' },
+    });
+    expect(decide({ kind: 'no-response', timedOut: false, status: 200 }, at(1))).toEqual({
+      retry: { delayMs: 500, reason: 'connection-error' },
+    });
+    expect(decide({ kind: 'response', status: 502 }, at(1, false))).toEqual({});
+    expect(decide({ kind: 'no-response', timedOut: false }, at(1, false))).toEqual({});
+  });
+
+  it('caps a back-off at maxRetryDelayMs, and gives up below the floor', () => {
+    expect(decide({ kind: 'response', status: 500 }, at(5, true, 3000)).retry?.delayMs).toBe(3000);
+    expect(decide({ kind: 'response', status: 500 }, at(5, true, 50))).toEqual({});
+  });
+
+  it.each([400, 401, 404, 418, 200])('never retries a %i', (status) => {
+    expect(decide({ kind: 'response', status }, at(1))).toEqual({});
+  });
+});
+
+describe('silentCooldown', () => {
+  it('holds the key 100 ms after a request that got no response, doubling up to 8 s', () => {
+    expect([1, 2, 3, 7, 8, 20].map(silentCooldown)).toEqual([100, 200, 400, 6400, 8000, 8000]);
+  });
+});
