@@ -46,6 +46,23 @@ export function waitToTake(
 }
 
 /**
+ * How long a request held before sending waits at most: a hold with an end
+ * (a cooldown, a window's reset) as {@link waitToTake} takes a mandated wait;
+ * one until a response arrives (`waitMs` undefined), what is left of
+ * `maxRetryDelayMs` since it began `heldForMs` ago. `undefined`: the call
+ * fails instead of waiting.
+ */
+export function holdToTake(
+  waitMs: number | undefined,
+  heldForMs: number,
+  maxRetryDelayMs: number,
+): number | undefined {
+  if (waitMs !== undefined) return waitToTake(waitMs, true, maxRetryDelayMs);
+  const left = maxRetryDelayMs - heldForMs;
+  return left > 0 ? left : undefined;
+}
+
+/**
  * How long the key is held after the `silent`-th request in a row that got
  * no response (timeoutMs below the service's latency, say): 100 ms doubling
  * up to 8 s, so that such requests never turn into a loop of probes.

@@ -5,6 +5,7 @@ import {
   backoffDelay,
   DISBELIEVED_COOLDOWN_MS,
   decide,
+  holdToTake,
   silentCooldown,
   waitToTake,
 } from '../src/decide.js';
@@ -105,5 +106,15 @@ describe('decide', () => {
 describe('silentCooldown', () => {
   it('holds the key 100 ms after a request that got no response, doubling up to 8 s', () => {
     expect([1, 2, 3, 7, 8, 20].map(silentCooldown)).toEqual([100, 200, 400, 6400, 8000, 8000]);
+  });
+});
+
+describe('holdToTake', () => {
+  it('takes a hold with an end whole or not at all, and bounds one until a response by what is left', () => {
+    expect(holdToTake(5000, 0, 5000)).toBe(5000);
+    expect(holdToTake(5001, 0, 5000)).toBeUndefined();
+    expect(holdToTake(undefined, 0, 5000)).toBe(5000);
+    expect(holdToTake(undefined, 4000, 5000)).toBe(1000);
+    expect(holdToTake(undefined, 5000, 5000)).toBeUndefined();
   });
 });

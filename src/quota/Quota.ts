@@ -1,5 +1,5 @@
 import { onAbort } from '../abort.js';
-import { silentCooldown, waitToTake } from '../decide.js';
+import { holdToTake, silentCooldown } from '../decide.js';
 import { AnimalStoreError, TimeoutError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import { describeThrown } from '../logger.js';
@@ -383,16 +383,10 @@ export class Quota {
     let pause = waitMs;
     for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
-      let take: number | undefined;
-      if (waitMs === undefined) {
-        waiter.untimedSince ??= now;
-        const left = maxRetryDelayMs - (now - waiter.untimedSince);
-        take = left > 0 ? left : undefined;
-        if (take !== undefined) pause = Math.min(pause ?? take, take);
-      } else {
-        waiter.untimedSince = undefined;
-        take = waitToTake(waitMs, true, maxRetryDelayMs);
-      }
+      if (waitMs === undefined) waiter.untimedSince ??= now;
+      else waiter.untimedSince = undefined;
+      const take = holdToTake(waitMs, now - (waiter.untimedSince ?? now), maxRetryDelayMs);
+      if (waitMs === undefined && take !== undefined) pause = Math.min(pause ?? take, take);
       if (take === undefined) {
         line.waiters.splice(line.waiters.indexOf(waiter), 1);
         waiter.reject(waiter.request.tooLong(reason, waitMs));
