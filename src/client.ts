@@ -8,24 +8,11 @@ import { AnimalStoreError } from './errors.js';
 import type { RateLimitInfo } from './headers.js';
 import { describeThrown, LevelLogger } from './logger.js';
 import type { WithResponse } from './observe.js';
-import {
-  type ClientOptions,
-  checkBytes,
-  checkDuration,
-  checkHeaders,
-  checkHooks,
-  checkLogger,
-  checkLogLevel,
-  checkMaxRetries,
-  checkTracing,
-  DEFAULTS,
-  type RequestOptions,
-  resolveBaseUrl,
-  unknownOptions,
-} from './options.js';
+import type { ClientOptions, RequestOptions } from './options.js';
 import { bucketName } from './quota/bucket.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import { redact, redactError } from './redact.js';
+import { NO_CALL_OPTIONS, readClientOptions, resolveBaseUrl } from './settings.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -80,63 +67,36 @@ export class PetsClient {
     let apiKey = '';
     try {
       apiKey = resolveApiKey(options.apiKey);
-      this.baseUrl = resolveBaseUrl(options);
+      const { settings, unknown } = readClientOptions(options);
+      this.baseUrl = resolveBaseUrl(settings);
       if (holdsKey(this.baseUrl, apiKey)) {
         throw new AnimalStoreError(
           'Invalid baseUrl: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, never in the address.',
         );
       }
-      const maxRetries = checkMaxRetries(options.maxRetries ?? DEFAULTS.maxRetries, 'maxRetries');
-      const maxRetryDelayMs = checkDuration(
-        options.maxRetryDelayMs ?? DEFAULTS.maxRetryDelayMs,
-        'maxRetryDelayMs',
-        0,
-      );
-      const timeoutMs = checkDuration(options.timeoutMs ?? DEFAULTS.timeoutMs, 'timeoutMs', 1);
-      const maxResponseBytes = checkBytes(
-        options.maxResponseBytes ?? DEFAULTS.maxResponseBytes,
-        'maxResponseBytes',
-      );
-      if (options.onRetry !== undefined && typeof options.onRetry !== 'function') {
-        throw new AnimalStoreError('Invalid onRetry: expected a function.');
-      }
-      const log = new LevelLogger(
-        checkLogLevel(options.logLevel),
-        checkLogger(options.logger),
-        apiKey,
-      );
-      const unknown = unknownOptions(options);
+      const log = new LevelLogger(settings.logLevel, settings.logger, apiKey);
       if (unknown.length > 0) {
         log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
       }
-      this.#deprecationWarnings = options.deprecationWarnings ?? true;
-      if (isBrowser() && !options.dangerouslyAllowBrowser) warnBrowserOnce(log);
-      if (typeof (options.fetch ?? globalThis.fetch) !== 'function') {
+      this.#deprecationWarnings = settings.deprecationWarnings;
+      if (isBrowser() && !settings.dangerouslyAllowBrowser) warnBrowserOnce(log);
+      if (typeof (settings.fetch ?? globalThis.fetch) !== 'function') {
         throw new AnimalStoreError(
           'No fetch available: pass a fetch implementation as the fetch option.',
         );
       }
-      const store = options.quotaStore ?? defaultQuotaStore();
-      if (
-        typeof store?.admit !== 'function' ||
-        typeof store.observe !== 'function' ||
-        typeof store.release !== 'function'
-      ) {
-        throw new AnimalStoreError(
-          'Invalid quotaStore: expected an object with admit, observe and release methods (a QuotaStore).',
-        );
-      }
       this.#context = new CallContext({
+        ...settings,
         baseUrl: this.baseUrl,
         apiKey,
         transport: new Transport({
           baseUrl: this.baseUrl,
           apiKey,
-          fetch: options.fetch,
-          headers: checkHeaders(options.headers),
+          fetch: settings.fetch,
+          headers: settings.headers,
         }),
         quota: new Quota(
-          store,
+          settings.quotaStore ?? defaultQuotaStore(),
           bucketName(apiKey, this.baseUrl),
           (error) =>
             log.log(
@@ -145,14 +105,7 @@ export class PetsClient {
             ),
           { text: (text) => redact(text, apiKey), error: (error) => redactError(error, apiKey) },
         ),
-        maxRetries,
-        maxRetryDelayMs,
-        timeoutMs,
-        maxResponseBytes,
         log,
-        onRetry: options.onRetry,
-        hooks: checkHooks(options.hooks),
-        tracing: checkTracing(options.tracing),
       });
     } catch (error) {
       if (error instanceof AnimalStoreError) throw error;
@@ -168,11 +121,11 @@ export class PetsClient {
     this.getPet = this.getPet.bind(this);
     const context = this.#context;
     this.withResponse = Object.freeze({
-      listPets: (params: ListPetsParams = {}, options: RequestOptions = {}) =>
+      listPets: (params: ListPetsParams = {}, options: RequestOptions = NO_CALL_OPTIONS) =>
         runCall(context, OPERATIONS.listPets, params, options, true),
-      createPet: (pet: NewPet, options: RequestOptions = {}) =>
+      createPet: (pet: NewPet, options: RequestOptions = NO_CALL_OPTIONS) =>
         runCall(context, OPERATIONS.createPet, pet, options, true),
-      getPet: (petId: number, options: RequestOptions = {}) => {
+      getPet: (petId: number, options: RequestOptions = NO_CALL_OPTIONS) => {
         this.#warnGetPet();
         return runCall(context, OPERATIONS.getPet, petId, options, true);
       },
@@ -211,7 +164,7 @@ export class PetsClient {
    * ```
    * @throws {RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
    */
-  listPets(params: ListPetsParams = {}, options: RequestOptions = {}): Promise<Pet[]> {
+  listPets(params: ListPetsParams = {}, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet[]> {
     return runCall(this.#context, OPERATIONS.listPets, params, options);
   }
 
@@ -225,7 +178,7 @@ export class PetsClient {
    * ```
    * @throws {RequestValidationError} when the body is invalid (nothing is sent).
    */
-  createPet(pet: NewPet, options: RequestOptions = {}): Promise<Pet> {
+  createPet(pet: NewPet, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet> {
     return runCall(this.#context, OPERATIONS.createPet, pet, options);
   }
 
@@ -238,7 +191,7 @@ export class PetsClient {
    * @throws {NotFoundError} when no animal has this id.
    * @throws {RequestValidationError} when `petId` is not a safe integer (nothing is sent).
    */
-  getPet(petId: number, options: RequestOptions = {}): Promise<Pet> {
+  getPet(petId: number, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet> {
     this.#warnGetPet();
     return runCall(this.#context, OPERATIONS.getPet, petId, options);
   }

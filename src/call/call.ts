@@ -17,17 +17,10 @@ import {
 import { type RateLimitInfo, readTiming } from '../headers.js';
 import { describeThrown } from '../logger.js';
 import type { RetryInfo, WithResponse } from '../observe.js';
-import {
-  checkDuration,
-  checkHeaders,
-  checkMaxRetries,
-  checkSignal,
-  describeValue,
-  type RequestOptions,
-  unknownRequestOptions,
-} from '../options.js';
+import type { RequestOptions } from '../options.js';
 import type { HoldRequest } from '../quota/Quota.js';
 import type { HoldReason, Observation } from '../quota/store.js';
+import { readCallOptions } from '../settings.js';
 import { sleep } from '../sleep.js';
 import type { AttemptTrace, CallTrace, Tracing } from '../tracing/otel.js';
 import { validateInput, validateOutput } from '../validation/validate.js';
@@ -216,13 +209,8 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
     );
   }
   const { name } = operation;
-  if (typeof options !== 'object' || options === null) {
-    throw new AnimalStoreError(
-      `Invalid ${name} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,
-    );
-  }
   try {
-    const unknown = unknownRequestOptions(options);
+    const { settings, unknown } = readCallOptions(options, name);
     if (unknown.length > 0) {
       ctx.warnOnce(`Unknown ${name} options were ignored: ${unknown.join(', ')}.`);
     }
@@ -230,16 +218,10 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
       ctx,
       operation,
       input,
-      options.timeoutMs === undefined
-        ? ctx.timeoutMs
-        : checkDuration(options.timeoutMs, `${name} option timeoutMs`, 1),
-      options.maxRetries === undefined
-        ? ctx.maxRetries
-        : checkMaxRetries(options.maxRetries, `${name} option maxRetries`),
-      checkSignal(options.signal, `${name} option signal`),
-      options.headers === undefined
-        ? undefined
-        : Object.fromEntries(checkHeaders(options.headers, `${name} option headers`)),
+      settings.timeoutMs ?? ctx.timeoutMs,
+      settings.maxRetries ?? ctx.maxRetries,
+      settings.signal,
+      settings.headers,
     );
   } catch (error) {
     if (error instanceof AnimalStoreError) throw error;

@@ -11,7 +11,7 @@ import type { Operation } from './operations.js';
 import type { Transport } from './transport.js';
 
 /** The client's settings a call runs with. */
-export interface CallSettings {
+export interface ContextSettings {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly transport: Transport;
@@ -50,13 +50,13 @@ export class CallContext {
   readonly #apiKey: string;
   readonly #onRetry: ((info: RetryInfo) => void) | undefined;
   readonly hooks: Hooks;
-  readonly #tracing: CallSettings['tracing'];
+  readonly #tracing: ContextSettings['tracing'];
   #tracer: Promise<Tracing> | undefined;
   #tracerFor: TracerProviderLike | undefined;
   /** The last `X-RateLimit-*` values this client saw. */
   rateLimit: RateLimitInfo | undefined;
 
-  constructor(settings: CallSettings) {
+  constructor(settings: ContextSettings) {
     this.baseUrl = settings.baseUrl;
     this.transport = settings.transport;
     this.quota = settings.quota;

@@ -1,7 +1,6 @@
 import { AnimalStoreError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { Logger } from '../logger.js';
-import { describeValue } from '../options.js';
 import type {
   Admission,
   AdmitRequest,
@@ -9,6 +8,7 @@ import type {
   Observation,
   QuotaStore,
 } from '../quota/store.js';
+import { describeValue } from '../settings.js';
 import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
 import { LocalShare } from './LocalShare.js';
 import { type RedisScript, SCRIPTS } from './scripts.js';

@@ -1,0 +1,402 @@
+// The options, checked from one table: each option's rule (what it takes,
+// its default, the message when it is wrong), for the client's options and a
+// call's alike, and the same table names the options an unknown name is
+// held against. Messages say what was given and how to fix it.
+import { readEnv } from './auth.js';
+import { type Environment, environments } from './environments.js';
+import { AnimalStoreError } from './errors.js';
+import { isLogLevel, type Logger, type LogLevel } from './logger.js';
+import type { Hooks, TracingOptions } from './observe.js';
+import type { ClientOptions, HeadersOption, RequestOptions } from './options.js';
+import type { QuotaStore } from './quota/store.js';
+
+/** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
+export const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
+
+function fail(message: string): never {
+  throw new AnimalStoreError(message);
+}
+
+/** A value as a message quotes it: a string shows as one, so that `'3'` is not mistaken for `3`. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `the string ${JSON.stringify(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null)
+    return String(value);
+  return typeof value === 'function' ? 'a function' : `a value of type ${typeof value}`;
+}
+
+/** Checks one option's value (`undefined` when not given); `where` names it in messages. */
+type Rule<T> = (value: unknown, where: string) => T;
+
+const retries: Rule<number | undefined> = (value, where) => {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
+    fail(
+      `Invalid ${where}: expected a whole number of retries ≥ 0 (0 disables retries), got ${describeValue(value)}.`,
+    );
+  }
+  return value;
+};
+
+/** A duration in milliseconds of at least `min`; `Infinity` means no limit. */
+const duration =
+  (min: number): Rule<number | undefined> =>
+  (value, where) => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || Number.isNaN(value) || value < min) {
+      fail(
+        `Invalid ${where}: expected a number of milliseconds ≥ ${min} (or Infinity), got ${describeValue(value)}.`,
+      );
+    }
+    return value;
+  };
+
+const bytes: Rule<number | undefined> = (value, where) => {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    fail(`Invalid ${where}: expected a whole number of bytes ≥ 1, got ${describeValue(value)}.`);
+  }
+  return value;
+};
+
+const signal: Rule<AbortSignal | undefined> = (value, where) => {
+  if (value === undefined) return undefined;
+  const candidate = value as Partial<AbortSignal> | null;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.aborted !== 'boolean' ||
+    typeof candidate.addEventListener !== 'function' ||
+    typeof candidate.throwIfAborted !== 'function'
+  ) {
+    fail(
+      `Invalid ${where}: expected an AbortSignal (from an AbortController, or AbortSignal.timeout(ms)), got ${describeValue(value)}; nothing was sent.`,
+    );
+  }
+  return value as AbortSignal;
+};
+
+const fn = <F>(value: unknown, where: string): F | undefined => {
+  if (value !== undefined && typeof value !== 'function') {
+    fail(`Invalid ${where}: expected a function, got ${describeValue(value)}.`);
+  }
+  return value as F | undefined;
+};
+
+/** Given as is: checked where it is used (the key, the base address). */
+const asGiven =
+  <T>(): Rule<T | undefined> =>
+  (value) =>
+    value as T | undefined;
+
+// Headers of the connection, which fetch refuses or sets itself.
+const CONNECTION_HEADERS = [
+  'connection',
+  'content-length',
+  'expect',
+  'host',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+];
+
+/**
+ * Extra headers: an object of names and values (a `Headers` or a list of
+ * pairs fits too), valid, and not `Authorization`. A value `undefined` is
+ * left out rather than sent as the text "undefined".
+ */
+const headers: Rule<Headers | undefined> = (value, where) => {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null) {
+    fail(
+      `Invalid ${where}: expected an object of header names and values, got ${describeValue(value)}.`,
+    );
+  }
+  const checked = new Headers();
+  // A Headers, a list of pairs, a Map or any other iterable of pairs, or a
+  // plain object of names and values.
+  const entries =
+    Symbol.iterator in value
+      ? [...new Headers(value as HeadersInit)]
+      : Object.entries(value as HeadersOption);
+  for (const [name, item] of entries) {
+    if (item === undefined) continue;
+    const lower = String(name).toLowerCase();
+    if (lower === 'authorization') {
+      fail(`Invalid ${where}: Authorization is set from apiKey; pass the key as apiKey instead.`);
+    }
+    if (CONNECTION_HEADERS.includes(lower)) {
+      fail(
+        `Invalid ${where}: ${JSON.stringify(lower)} is set by the HTTP client for each connection and cannot be given.`,
+      );
+    }
+    const kind = typeof item;
+    if (kind !== 'string' && kind !== 'number' && kind !== 'boolean') {
+      fail(
+        `Invalid ${where}: the value of ${JSON.stringify(name)} must be a string, got ${describeValue(item)}.`,
+      );
+    }
+    try {
+      checked.set(name, item);
+    } catch (cause) {
+      throw new AnimalStoreError(
+        `Invalid ${where}: header ${JSON.stringify(name)} is not valid (names must be tokens and values must not hold line breaks).`,
+        { cause },
+      );
+    }
+  }
+  return checked;
+};
+
+const HOOK_NAMES = ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError'] as const;
+
+/** Each hook given must be a function; a frozen copy, so that later changes to the caller's object change nothing. */
+const hooks: Rule<Hooks> = (value, where) => {
+  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+    fail(`Invalid ${where}: expected an object of functions, got ${describeValue(value)}.`);
+  }
+  const given = (value ?? {}) as Record<string, unknown>;
+  for (const name of Object.keys(given)) {
+    if (!(HOOK_NAMES as readonly string[]).includes(name)) {
+      fail(
+        `Invalid ${where}.${name}: there is no such hook; the hooks are ${HOOK_NAMES.join(', ')}.`,
+      );
+    }
+  }
+  const checked: Hooks = {};
+  for (const name of HOOK_NAMES) {
+    const hook = fn(given[name], `${where}.${name}`);
+    if (hook !== undefined) checked[name] = hook as never;
+  }
+  return Object.freeze(checked);
+};
+
+/**
+ * Read once, as a copy, so that a getter on the caller's object is not read
+ * per call. What the provider is gets checked when the tracing code loads.
+ */
+const tracing: Rule<TracingOptions | false | undefined> = (value) => {
+  if (!value) return value as false | undefined;
+  const { tracerProvider, httpSpans } = value as TracingOptions;
+  return { tracerProvider, httpSpans };
+};
+
+const logger: Rule<Logger> = (value, where) => {
+  if (value === undefined) return console;
+  for (const level of ['error', 'warn', 'info', 'debug'] as const) {
+    if (typeof (value as Partial<Logger> | null)?.[level] !== 'function') {
+      fail(
+        `Invalid ${where}: expected an object with error, warn, info and debug methods (console fits); ${level} is missing.`,
+      );
+    }
+  }
+  return value as Logger;
+};
+
+const logLevel: Rule<LogLevel> = (value, where) => {
+  if (value === undefined) return 'warn';
+  if (!isLogLevel(value)) {
+    fail(
+      `Invalid ${where} ${JSON.stringify(value)}: use 'off', 'error', 'warn', 'info' or 'debug'.`,
+    );
+  }
+  return value;
+};
+
+const quotaStore: Rule<QuotaStore | undefined> = (value, where) => {
+  const store = value as Partial<QuotaStore> | null | undefined;
+  if (
+    store !== undefined &&
+    (typeof store?.admit !== 'function' ||
+      typeof store.observe !== 'function' ||
+      typeof store.release !== 'function')
+  ) {
+    fail(
+      `Invalid ${where}: expected an object with admit, observe and release methods (a QuotaStore).`,
+    );
+  }
+  return store as QuotaStore | undefined;
+};
+
+/** Every client option: its rule, which gives its default when it is not given. */
+const CLIENT_OPTIONS = {
+  apiKey: asGiven<string>(),
+  environment: asGiven<Environment>(),
+  baseUrl: asGiven<string>(),
+  maxRetries: (value, where) => retries(value, where) ?? 2,
+  maxRetryDelayMs: (value, where) => duration(0)(value, where) ?? 60_000,
+  timeoutMs: (value, where) => duration(1)(value, where) ?? 30_000,
+  maxResponseBytes: (value, where) => bytes(value, where) ?? 1_048_576,
+  fetch: (value, where) => fn<ClientOptions['fetch']>(value, where),
+  headers: (value, where) => headers(value, where) ?? new Headers(),
+  onRetry: (value, where) => fn<ClientOptions['onRetry']>(value, where),
+  hooks,
+  tracing,
+  quotaStore,
+  logLevel,
+  logger,
+  deprecationWarnings: (value) => value !== false,
+  allowInsecureHttp: (value) => value === true,
+  dangerouslyAllowBrowser: (value) => value === true,
+} satisfies { [K in keyof Required<ClientOptions>]: Rule<unknown> };
+
+const TRACING_OPTIONS = { tracerProvider: 1, httpSpans: 1 } satisfies Record<
+  keyof TracingOptions,
+  1
+>;
+
+/** Every option of a call; `undefined` where the client's setting holds. */
+const CALL_OPTIONS = {
+  signal,
+  timeoutMs: duration(1),
+  maxRetries: retries,
+  headers: (value, where) => {
+    const checked = headers(value, where);
+    return checked && Object.fromEntries(checked);
+  },
+} satisfies { [K in keyof Required<RequestOptions>]: Rule<unknown> };
+
+type Settings<T> = { readonly [K in keyof T]: T[K] extends Rule<infer R> ? R : never };
+
+/** The client's settings, every option checked and defaulted. */
+export type ClientSettings = Settings<typeof CLIENT_OPTIONS>;
+/** A call's own settings. */
+export type CallSettings = Settings<typeof CALL_OPTIONS>;
+
+/**
+ * The names in `options` that are none of `known` (a misspelling, which
+ * would otherwise be ignored in silence), each quoted with `prefix` and with
+ * the name it is likely meant for.
+ */
+function unknownNames(options: object, known: object, prefix = ''): string[] {
+  const names = Object.keys(known);
+  const unknown = Object.keys(options).filter((name) => !Object.hasOwn(known, name));
+  // Quoted only when it looks like a name: anything else (a pasted key, a
+  // long or odd string) is counted, never shown.
+  const shown = unknown.filter((name) => /^[A-Za-z_$][\w$]{0,39}$/.test(name)).slice(0, 5);
+  const lines = shown.map((name) => {
+    const stem = name.toLowerCase().slice(0, 5);
+    const near = names.find((candidate) => candidate.toLowerCase().startsWith(stem));
+    return `"${prefix}${name}"${near ? ` (did you mean ${prefix}${near}?)` : ''}`;
+  });
+  const more = unknown.length - shown.length;
+  if (more > 0) lines.push(`${more} more${prefix ? ` in ${prefix.slice(0, -1)}` : ''}`);
+  return lines;
+}
+
+/**
+ * Checks `options` against `table`: every option's rule, in the table's
+ * order; and the names it does not know, for a warning.
+ */
+function read<T extends Record<string, Rule<unknown>>>(
+  table: T,
+  options: object,
+  where: (name: string) => string,
+): { settings: Settings<T>; unknown: string[] } {
+  const settings: Record<string, unknown> = {};
+  const given = options as Record<string, unknown>;
+  for (const name in table) settings[name] = table[name]!(given[name], where(name));
+  return { settings: settings as Settings<T>, unknown: unknownNames(options, table) };
+}
+
+/** The client's options, checked and defaulted, and the unknown names among them. */
+export function readClientOptions(options: ClientOptions) {
+  const read_ = read(CLIENT_OPTIONS, options, (name) => name);
+  const { tracing: given } = options;
+  if (typeof given === 'object' && given !== null) {
+    read_.unknown.push(...unknownNames(given, TRACING_OPTIONS, 'tracing.'));
+  }
+  return read_;
+}
+
+/** The options of a call given none: the one object the client's methods default to. */
+export const NO_CALL_OPTIONS: RequestOptions = Object.freeze({});
+
+const NO_SETTINGS = Object.freeze({
+  settings: Object.freeze({
+    signal: undefined,
+    timeoutMs: undefined,
+    maxRetries: undefined,
+    headers: undefined,
+  }),
+  unknown: [] as string[],
+});
+
+/**
+ * A call's options, checked (`undefined` where the client's setting holds),
+ * and the unknown names among them. Nothing is read for a call without options.
+ */
+export function readCallOptions(
+  options: RequestOptions,
+  operation: string,
+): { settings: CallSettings; unknown: readonly string[] } {
+  if (options === NO_CALL_OPTIONS) return NO_SETTINGS;
+  if (typeof options !== 'object' || options === null) {
+    fail(
+      `Invalid ${operation} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,
+    );
+  }
+  return read(CALL_OPTIONS, options, (name) => `${operation} option ${name}`);
+}
+
+function isLoopback(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    /^127(?:\.\d{1,3}){3}$/.test(hostname) ||
+    hostname === '[::1]'
+  );
+}
+
+/** Resolves `baseUrl` or `environment` to a checked base address without a trailing slash. */
+export function resolveBaseUrl(settings: ClientSettings): string {
+  const { baseUrl, environment } = settings;
+  if (baseUrl === undefined && environment === undefined) {
+    const fromEnv = readEnv(BASE_URL_ENV);
+    if (fromEnv !== undefined) return checkBaseUrl(fromEnv, BASE_URL_ENV, settings);
+  }
+  if (baseUrl === undefined) {
+    const name = environment ?? 'production';
+    if (!Object.hasOwn(environments, name)) {
+      fail(
+        `Invalid environment ${JSON.stringify(name)}: use 'production' or 'staging', or pass baseUrl.`,
+      );
+    }
+    return environments[name];
+  }
+  return checkBaseUrl(baseUrl, 'baseUrl', settings);
+}
+
+/** Checks a base address given as `where` (the option or the environment variable). */
+function checkBaseUrl(baseUrl: string, where: string, settings: ClientSettings): string {
+  let url: URL;
+  try {
+    const location = (globalThis as { location?: { href?: string } }).location?.href;
+    url = new URL(baseUrl, location);
+  } catch (cause) {
+    throw new AnimalStoreError(
+      `Invalid ${where} ${JSON.stringify(baseUrl)}: expected an absolute URL such as 'https://api.example.com/v1'.`,
+      { cause },
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    fail(`Invalid ${where}: the protocol must be https: or http:, got ${url.protocol}.`);
+  }
+  if (url.username || url.password) {
+    fail(`Invalid ${where}: it must not carry credentials; pass the key as apiKey.`);
+  }
+  // `…/v1?` and `…/v1#` have an empty search and hash, but keep the mark.
+  if (url.search || url.hash || /[?#]/.test(url.href)) {
+    fail(`Invalid ${where}: it must not carry a query or a fragment.`);
+  }
+  if (url.protocol === 'http:' && !isLoopback(url.hostname) && !settings.allowInsecureHttp) {
+    fail(
+      `Refusing to send the API key in clear text to ${url.host}: use https:, ` +
+        'or set allowInsecureHttp: true if this network is trusted.',
+    );
+  }
+  return url.href.replace(/\/+$/, '');
+}
