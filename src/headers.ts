@@ -197,9 +197,7 @@ function readReset(
   };
   const note = unit === own ? undefined : `${name} ${excerpt(raw)} was read as ${words[unit]}`;
   return {
-    // Seconds-until may be rounded either way: the window is taken to last
-    // the second longer, so that the client never reads it as over too soon.
-    inMs: Math.max(0, inMs) + (unit === 'delta' ? 1000 : 0),
+    inMs: Math.max(0, inMs),
     id: Math.round(atMs / 1000),
     approximate: unit === 'delta',
     ...(note && { note }),
@@ -221,11 +219,13 @@ interface Read {
 function read(limit: number, remaining: number, reset: Reset, nowMs: number): Read {
   return {
     info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + reset.inMs) }),
+    // Seconds-until may be rounded either way: the quota takes the window to
+    // last a second longer, so that it never reads it as over too soon.
     window: {
       limit,
       remaining,
       resetId: reset.id,
-      resetInMs: reset.inMs,
+      resetInMs: reset.inMs + (reset.approximate ? 1000 : 0),
       ...(reset.approximate && { approximate: true }),
     },
     note: reset.note,

@@ -92,7 +92,7 @@ export interface ResponseInfo {
   readonly status: number;
   /** Its headers (the key redacted, should the server echo it). */
   readonly headers: Headers;
-  /** Its `X-RateLimit-*` values, when it carried all three. */
+  /** Its rate-limit budget (`X-RateLimit-*`, or the standard fields), when it carried a usable one. */
   readonly rateLimit: RateLimitInfo | undefined;
   /** Attempts the call took (1 when the first succeeded). */
   readonly attempts: number;

@@ -166,8 +166,8 @@ describe('rate-limit header dialects', () => {
       resetInMs: 61_000,
       approximate: true,
     });
-    // Seconds-until may be rounded down: the window is taken to last a second longer.
-    expect(timing.rateLimit?.resetAt).toEqual(new Date(now + 61_000));
+    // The service's reset as said; the quota takes the window to last a second longer.
+    expect(timing.rateLimit?.resetAt).toEqual(new Date(now + 60_000));
     expect(timing.reading).toBe('X-RateLimit-Reset "60" was read as seconds until the reset');
     expect(timing.unusable).toBeUndefined();
   });
