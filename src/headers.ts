@@ -24,8 +24,8 @@ export interface WindowReport {
   /** The reset as a Unix time in whole seconds: with `limit`, it names the window. */
   readonly resetId: number;
   /**
-   * The reset was sent as seconds until it, so `resetId` is an estimate: two
-   * that differ by a second name the same window.
+   * The reset was sent as seconds until it, so `resetId` is an estimate: the
+   * report belongs to the window of its limit still known, if any.
    */
   readonly approximate?: boolean | undefined;
   /** Milliseconds from the response to the reset, on the service's clock. */
@@ -33,15 +33,17 @@ export interface WindowReport {
 }
 
 /**
- * How a reported window stands to a known one of the same limit: older, the
- * same window, or newer. An approximate reset names the same window as one a
- * second from it, so that a stale response can never loosen the budget. The
- * Redis store's scripts keep the same rule.
+ * How a reported window stands to a known one of the same limit that has not
+ * ended: older, the same window, or newer. An approximate reset (sent as
+ * seconds until it, so estimated from when the response arrived) names the
+ * window still known: a late response can never loosen the budget, and a new
+ * window is learnt once the known one has ended. The Redis store's scripts
+ * keep the same rule.
  */
 export function windowOrder(knownId: number, reported: WindowReport): -1 | 0 | 1 {
-  const slack = reported.approximate ? 1 : 0;
+  if (reported.approximate) return 0;
   const id = reported.resetId;
-  return id > knownId + slack ? 1 : id < knownId - slack ? -1 : 0;
+  return id > knownId ? 1 : id < knownId ? -1 : 0;
 }
 
 /** Why a 429 asks for the wait it does. */
@@ -150,6 +152,8 @@ interface Reset {
   readonly inMs: number;
   /** The reset as a Unix time in whole seconds: with the limit, it names the window. */
   readonly id: number;
+  /** The reset as the service said it, from its now, for `client.rateLimit`. */
+  readonly saidInMs: number;
   /** Sent as seconds until the reset: `id` is an estimate. */
   readonly approximate: boolean;
   /** How a value in another unit than the header's own was read, for the `warn` log. */
@@ -185,9 +189,8 @@ function readReset(
     value < SECONDS_UNTIL_BELOW ? 'delta' : value < MILLISECONDS_FROM ? 'unix' : 'unix-ms';
   const atMs = unit === 'delta' ? server + value * 1000 : unit === 'unix' ? value * 1000 : value;
   const inMs = Math.ceil(atMs - server);
-  // A reset just past is a response that crossed the window's end: the window is over.
-  if (inMs > HORIZON_MS || inMs < -SKEW_TOLERANCE_MS) {
-    problems.push(`${name} ${excerpt(raw)} (not within a day ahead of the service's clock)`);
+  if (inMs < -SKEW_TOLERANCE_MS) {
+    problems.push(`${name} ${excerpt(raw)} (in the past on the service's clock)`);
     return undefined;
   }
   const words = {
@@ -197,18 +200,34 @@ function readReset(
   };
   const note = unit === own ? undefined : `${name} ${excerpt(raw)} was read as ${words[unit]}`;
   return {
-    inMs: Math.max(0, inMs),
+    // A reset now or just past (a full token bucket, or a response that
+    // crossed the window's end) is a window that ends in a second; one
+    // beyond the horizon is believed up to a day.
+    inMs: inMs <= 0 ? 1000 : Math.min(inMs, HORIZON_MS),
+    saidInMs: inMs,
     id: Math.round(atMs / 1000),
     approximate: unit === 'delta',
     ...(note && { note }),
   };
 }
 
-/** A header holding a non-negative integer, the first of a list (`10, 10;w=1`) included. */
-function leadingInteger(raw: string | null): number | undefined {
-  const match = raw === null ? null : /^\s*(\d{1,15})\s*(?:[,;]|$)/.exec(raw);
-  return match ? Number(match[1]) : undefined;
+/**
+ * A header holding non-negative integers: one, or a list (`10, 10;w=1`, or
+ * the same header sent twice); `pick` chooses among them.
+ */
+function integers(raw: string | null, pick: (...values: number[]) => number): number | undefined {
+  if (raw === null) return undefined;
+  const values: number[] = [];
+  for (const part of raw.split(',')) {
+    const match = /^\s*(\d{1,15})\s*(?:;.*)?$/.exec(part);
+    if (!match) return undefined;
+    values.push(Number(match[1]));
+  }
+  return pick(...values);
 }
+
+// The limit is the first of a list (its policy); what remains, the least said.
+const first = (...values: number[]) => values[0] ?? Number.NaN;
 
 interface Read {
   readonly info: RateLimitInfo;
@@ -216,16 +235,18 @@ interface Read {
   readonly note: string | undefined;
 }
 
-function read(limit: number, remaining: number, reset: Reset, nowMs: number): Read {
+function read(limit: number, said: number, reset: Reset, nowMs: number): Read {
+  // More left than the limit is not believed.
+  const remaining = Math.min(said, limit);
   return {
-    info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + reset.inMs) }),
+    info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + reset.saidInMs) }),
     // Seconds-until may be rounded either way: the quota takes the window to
     // last a second longer, so that it never reads it as over too soon.
     window: {
       limit,
       remaining,
       resetId: reset.id,
-      resetInMs: reset.inMs + (reset.approximate ? 1000 : 0),
+      resetInMs: Math.min(HORIZON_MS, reset.inMs + (reset.approximate ? 1000 : 0)),
       ...(reset.approximate && { approximate: true }),
     },
     note: reset.note,
@@ -248,8 +269,8 @@ function readTriple(
   const rawRemaining = headers.get(remainingName);
   const rawReset = headers.get(resetName);
   if (rawLimit === null && rawRemaining === null && rawReset === null) return undefined;
-  const limit = leadingInteger(rawLimit);
-  const remaining = leadingInteger(rawRemaining);
+  const limit = integers(rawLimit, first);
+  const remaining = integers(rawRemaining, Math.min);
   const reset =
     rawReset === null ? undefined : readReset(resetName, rawReset, server, own, problems);
   for (const [name, raw, value] of [

@@ -15,6 +15,12 @@ export const LONG_SECRET = 12;
  * that the key `a` cannot turn `application/json` into nonsense.
  */
 export function redact(text: string, secret: string): string {
+  // Quoted as JSON (`"` and `\\` escaped), the key must go as well.
+  if (/["\\]/.test(secret)) text = redactOne(text, JSON.stringify(secret).slice(1, -1));
+  return redactOne(text, secret);
+}
+
+function redactOne(text: string, secret: string): string {
   if (!secret || !text.includes(secret)) return text;
   if (secret.length >= LONG_SECRET) return text.split(secret).join('[redacted]');
   let out = '';

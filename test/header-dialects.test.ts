@@ -77,3 +77,97 @@ describe('a budget of 5 per 2-second window', () => {
     40_000,
   );
 });
+
+describe('budgets a hostile or odd server states', () => {
+  it('keeps a late response from loosening a budget whose reset is seconds-until', async () => {
+    // Five a minute; the second request's answer (4 left) comes after the
+    // third's and fourth's (3 and 2 left).
+    const start = Date.now();
+    let count = 0;
+    const server = await startDialectServer({
+      dialect: (s) => ({
+        'x-ratelimit-limit': String(s.limit),
+        'x-ratelimit-remaining': String(s.remaining),
+        'x-ratelimit-reset': String(Math.ceil((start + 60_000 - s.now) / 1000)),
+      }),
+      limit: 5,
+      windowMs: 3_600_000,
+      delayMs: 20,
+      delayFor: () => (++count === 2 ? 2500 : 20),
+    });
+    closers.push(server.close);
+    const client = new PetsClient({
+      apiKey: 'sk_dialects',
+      baseUrl: server.url,
+      quotaStore: new MemoryQuotaStore(),
+      logLevel: 'off',
+      // A hold until the window's reset fails at once instead of waiting a minute.
+      maxRetryDelayMs: 5000,
+      maxRetries: 0,
+    });
+    await client.listPets();
+    // The four left go together; the first of them is answered last.
+    await Promise.all(Array.from({ length: 4 }, () => client.listPets()));
+    const later = await Promise.allSettled(Array.from({ length: 3 }, () => client.listPets()));
+    expect(server.stats.tooMany).toBe(0);
+    expect(server.stats.requests).toBe(5);
+    expect(later.every((c) => c.status === 'rejected')).toBe(true);
+  }, 20_000);
+
+  it('follows a full token bucket whose reset is now, at full concurrency', async () => {
+    const bucket = await startDialectServer({
+      dialect: (s) => ({
+        'x-ratelimit-limit': '100',
+        'x-ratelimit-remaining': '100',
+        'x-ratelimit-reset': String(Math.floor(s.now / 1000)),
+      }),
+      limit: 1_000_000,
+      windowMs: 60_000,
+      delayMs: 20,
+    });
+    closers.push(bucket.close);
+    const client = clientFor(bucket.url);
+    await Promise.all(Array.from({ length: 50 }, () => client.listPets()));
+    expect(bucket.stats.mostInFlight).toBeGreaterThanOrEqual(40);
+  });
+
+  it('holds on nothing left whose reset is more than a day away, instead of sending into 429s', async () => {
+    const server = await startDialectServer({
+      dialect: () => ({
+        ratelimit: '"min";r=50;t=30, "month";r=0;t=1000000',
+        'ratelimit-policy': '"min";q=60;w=60, "month";q=10000;w=2592000',
+      }),
+      limit: 1,
+      windowMs: 3_600_000,
+      delayMs: 20,
+    });
+    closers.push(server.close);
+    const client = clientFor(server.url);
+    await client.listPets();
+    const later = await Promise.allSettled(Array.from({ length: 10 }, () => client.listPets()));
+    expect(server.stats.requests).toBe(1);
+    expect(later.every((r) => r.status === 'rejected')).toBe(true);
+  });
+
+  it('keeps a key with quotes and backslashes out of the warn line that quotes a header', async () => {
+    const key = 'sk_live_ABCDEFGHIJ\\KLMN"OP1234';
+    const server = await startDialectServer({
+      dialect: () => ({ ratelimit: key }),
+      limit: 1_000_000,
+      windowMs: 60_000,
+      delayMs: 1,
+    });
+    closers.push(server.close);
+    const warnings: string[] = [];
+    const client = new PetsClient({
+      apiKey: key,
+      baseUrl: server.url,
+      quotaStore: new MemoryQuotaStore(),
+      logger: { error: () => {}, warn: (l) => warnings.push(l), info: () => {}, debug: () => {} },
+    });
+    await client.listPets();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('[redacted]');
+    expect(warnings[0]).not.toContain('ABCDEFGHIJ');
+  });
+});

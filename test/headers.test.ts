@@ -129,15 +129,46 @@ describe('the credible horizon (a day)', () => {
     expect(alone.retryAfterTooFar).toBe(true);
   });
 
-  it('ignores an X-RateLimit-Reset more than a day away, in whatever unit', () => {
-    for (const reset of [seconds(86_401), String((now + 86_401_000) * 1000), seconds(-60)]) {
-      const headers = new Headers({ ...window(0, 0), 'x-ratelimit-reset': reset });
-      const timing = readTiming(headers, 429, now);
-      expect(timing.rateLimit).toBeUndefined();
-      expect(timing.window).toBeUndefined();
-      expect(timing.retryAfter).toBeUndefined();
-      expect(timing.unusable).toMatch(/^X-RateLimit-Reset .*not within a day/);
+  it('takes a reset more than a day ahead, in whatever unit, as a day, and shows it as said', () => {
+    for (const [reset, saidMs] of [
+      [seconds(90_000), 90_000_000],
+      [String(now + 90_000_000), 90_000_000],
+      ['90000', 90_000_000],
+    ] as const) {
+      const timing = readTiming(
+        new Headers({ ...window(0, 0), 'x-ratelimit-reset': reset }),
+        429,
+        now,
+      );
+      expect(timing.window?.resetInMs).toBe(HORIZON_MS);
+      expect(timing.retryAfter).toEqual({ ms: HORIZON_MS, source: 'rate-limit-reset' });
+      expect(timing.unusable).toBeUndefined();
+      expect(timing.rateLimit?.resetAt).toEqual(new Date(now + saidMs));
     }
+  });
+
+  it('finds a reset more than two seconds in the past unusable', () => {
+    const timing = readTiming(new Headers(window(0, -3)), 429, now);
+    expect(timing.window).toBeUndefined();
+    expect(timing.retryAfter).toBeUndefined();
+    expect(timing.unusable).toMatch(/^X-RateLimit-Reset .*in the past/);
+  });
+
+  it('reads a reset now, or just past, as a window that ends in a second', () => {
+    for (const offset of [0, -1, -2]) {
+      const timing = readTiming(new Headers(window(100, offset)), 200, now);
+      expect(timing.window).toMatchObject({ remaining: 60, resetInMs: 1000 });
+    }
+  });
+
+  it('takes the least of repeated Remaining values, and never more than the limit', () => {
+    const twice = readTiming(
+      new Headers({ ...window(5, 30), 'x-ratelimit-remaining': '5, 0' }),
+      200,
+      now,
+    );
+    expect(twice.window?.remaining).toBe(0);
+    expect(readTiming(new Headers(window(1000, 30)), 200, now).window?.remaining).toBe(60);
   });
 
   it('ignores a Date decades away instead of correcting the clock by it', () => {

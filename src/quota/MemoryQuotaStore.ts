@@ -98,7 +98,7 @@ export class MemoryQuotaStore implements QuotaStore {
     const { status, window, cooldownMs } = observation;
     if (window) {
       const known = bucket.windows.get(window.limit);
-      if (!known || windowOrder(known.resetId, window) > 0) {
+      if (!known || known.resetAt <= now || windowOrder(known.resetId, window) > 0) {
         bucket.windows.set(window.limit, {
           remaining: window.remaining,
           resetId: window.resetId,

@@ -137,13 +137,18 @@ export class LocalShare {
     if (!window) return;
     const share = this.#shares.get(bucket);
     const now = this.#now();
-    if (share && share.limit === window.limit && windowOrder(share.resetId, window) === 0) {
+    // A share started before its window was seen (resetAt unknown) takes the window.
+    const known =
+      share !== undefined &&
+      share.limit === window.limit &&
+      share.resetAt > now &&
+      Number.isFinite(share.resetAt);
+    const order = known ? windowOrder(share.resetId, window) : 1;
+    if (share && order === 0) {
       share.remaining = Math.min(share.remaining, window.remaining);
       return;
     }
-    const expired = share !== undefined && share.resetAt <= now;
-    if (share && !expired && window.limit === share.limit && windowOrder(share.resetId, window) < 0)
-      return;
+    if (order < 0) return;
     // A window first seen while Redis is lost, after a share of its limit was
     // started; or a window seen while Redis answers (split only once it is lost).
     const started = share && !Number.isFinite(share.resetAt) && share.limit === window.limit;

@@ -159,8 +159,8 @@ return { 1, lease, members, index }
 
 /**
  * ARGV: lease, status, limit, remaining, resetId, resetInMs (the last four ''
- * without a window), approximate (0/1: the reset was an estimate, and resets a
- * second apart name one window), cooldownMs, wake channel, store.
+ * without a window), approximate (0/1: the reset was an estimate, and the
+ * report belongs to the window still known), cooldownMs, wake channel, store.
  * Reply: {members, index}, as the admission's.
  */
 const OBSERVE = `${PRELUDE}
@@ -173,8 +173,8 @@ if ARGV[3] ~= '' then
   local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
   local resetAt = now + within_day(ARGV[6])
   local w = windows[k]
-  -- An estimated reset names the same window as one a second from it.
-  if not w or resetId > w[2] + slack then
+  -- An estimated reset (slack 1) belongs to the window still known.
+  if not w or (slack == 0 and resetId > w[2]) then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
     windows[k] = { remaining, resetId, resetAt }
     local count, soonest, at = 0, nil, nil
@@ -183,7 +183,7 @@ if ARGV[3] ~= '' then
       if at == nil or v[3] < at then soonest, at = name, v[3] end
     end
     if count > MAX_WINDOWS then redis.call('HDEL', S, soonest) end
-  elseif resetId >= w[2] - slack and remaining < w[1] then
+  elseif (slack == 1 or resetId == w[2]) and remaining < w[1] then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
   redis.call('HSET', S, 'known', '1')

@@ -75,8 +75,10 @@ export async function startDialectServer(options: {
   limit: number;
   windowMs: number;
   delayMs: number;
+  /** This request's delay instead of `delayMs` (the n-th request is n). */
+  delayFor?: (n: number) => number;
 }) {
-  const { dialect, limit, windowMs, delayMs } = options;
+  const { dialect, limit, windowMs, delayMs, delayFor } = options;
   const stats = { inFlight: 0, mostInFlight: 0, requests: 0, tooMany: 0 };
   const perWindow = new Map<number, number>();
   const server = createServer((req, res) => {
@@ -95,6 +97,7 @@ export async function startDialectServer(options: {
     };
     const over = count > limit;
     if (over) stats.tooMany++;
+    const n = stats.requests;
     setTimeout(() => {
       stats.inFlight--;
       res.writeHead(over ? 429 : 200, {
@@ -105,7 +108,7 @@ export async function startDialectServer(options: {
       res.end(
         over ? JSON.stringify({ code: 'rate_limited', message: 'slow down', status: 429 }) : '[]',
       );
-    }, delayMs);
+    }, delayFor?.(n) ?? delayMs);
     req.resume();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
