@@ -17,7 +17,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,

@@ -43,7 +43,6 @@ const baselineModule = BASELINE
       new URL(`${BASELINE.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href
     )) as Sdk)
   : undefined;
-const Baseline = baselineModule?.PetsClient;
 
 // --- the server, in its own process -------------------------------------------
 const server = spawn(process.execPath, [new URL('./server.mjs', import.meta.url).pathname], {
@@ -114,8 +113,16 @@ const peer: Runner = {
       .then((r) => PetSchema.parse(r.data)),
   createPet: () => api.POST('/pets', { body: newPet }).then((r) => PetSchema.parse(r.data)),
 };
-const sdkRunner = (Client: typeof PetsClient): Runner => {
-  const sdk = new Client({ apiKey: KEY, baseUrl: base, deprecationWarnings: false });
+// Each client gets a store of its own build: both builds in one process would
+// otherwise share the process-wide one, which only one of them made.
+const own = (module: Sdk) => ({
+  apiKey: KEY,
+  baseUrl: base,
+  deprecationWarnings: false,
+  quotaStore: new module.MemoryQuotaStore(),
+});
+const sdkRunner = (module: Sdk): Runner => {
+  const sdk = new module.PetsClient(own(module));
   return {
     'listPets(100)': () => sdk.listPets({ limit: 100 }),
     getPet: () => sdk.getPet(1),
@@ -130,8 +137,8 @@ const clients: Record<string, Runner> = {
   'fetch + timeout + checks (floor)': floor,
   'openapi-fetch': bare,
   [PEER]: peer,
-  [SDK]: sdkRunner(PetsClient),
-  ...(Baseline ? { [BASE]: sdkRunner(Baseline) } : {}),
+  [SDK]: sdkRunner(sdkModule),
+  ...(baselineModule ? { [BASE]: sdkRunner(baselineModule) } : {}),
 };
 type Name = string;
 const names = Object.keys(clients);
@@ -198,16 +205,11 @@ const stub = async (_input: Request | string, _init?: RequestInit) =>
   new Response(petBody, { status: 200, headers: petHeaders });
 const platformFetch = globalThis.fetch;
 globalThis.fetch = stub as typeof fetch;
-const stubPlatform = new PetsClient({ apiKey: KEY, baseUrl: base, deprecationWarnings: false });
-const stubOption = new PetsClient({
-  apiKey: KEY,
-  baseUrl: base,
-  fetch: stub,
-  deprecationWarnings: false,
-});
+const stubPlatform = new PetsClient(own(sdkModule));
+const stubOption = new PetsClient({ ...own(sdkModule), fetch: stub });
 const stubApi = createClient<paths>({ baseUrl: base, headers: auth });
-const stubBaseline = Baseline
-  ? new Baseline({ apiKey: KEY, baseUrl: base, deprecationWarnings: false })
+const stubBaseline = baselineModule
+  ? new baselineModule.PetsClient(own(baselineModule))
   : undefined;
 const stubRuns: Record<string, () => Promise<unknown>> = {
   raw: () => fetch(`${base}/pets/1`, { headers: auth }).then((r) => r.json()),

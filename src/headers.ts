@@ -217,6 +217,7 @@ function readReset(
  */
 function integers(raw: string | null, pick: (...values: number[]) => number): number | undefined {
   if (raw === null) return undefined;
+  if (/^\d{1,15}$/.test(raw)) return Number(raw);
   const values: number[] = [];
   for (const part of raw.split(',')) {
     const match = /^\s*(\d{1,15})\s*(?:;.*)?$/.exec(part);
@@ -254,17 +255,17 @@ function read(limit: number, said: number, reset: Reset, nowMs: number): Read {
 }
 
 /** `X-RateLimit-*` (the interface's), or draft-06's `RateLimit-Limit` / `-Remaining` / `-Reset`. */
+const INTERFACE = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
+const DRAFT_06 = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const;
+
 function readTriple(
   headers: Headers,
-  prefix: 'X-RateLimit-' | 'RateLimit-',
+  [limitName, remainingName, resetName]: typeof INTERFACE | typeof DRAFT_06,
   own: 'unix' | 'delta',
   server: number,
   nowMs: number,
   problems: string[],
 ): Read | undefined {
-  const [limitName, remainingName, resetName] = ['Limit', 'Remaining', 'Reset'].map(
-    (part) => prefix + part,
-  ) as [string, string, string];
   const rawLimit = headers.get(limitName);
   const rawRemaining = headers.get(remainingName);
   const rawReset = headers.get(resetName);
@@ -346,9 +347,9 @@ export function readTiming(headers: Headers, status: number, nowMs: number): Res
   const server = serverNow(headers, nowMs, ignored);
   const problems: string[] = [];
   const found =
-    readTriple(headers, 'X-RateLimit-', 'unix', server, nowMs, problems) ??
+    readTriple(headers, INTERFACE, 'unix', server, nowMs, problems) ??
     readFields(headers, server, nowMs, problems) ??
-    readTriple(headers, 'RateLimit-', 'delta', server, nowMs, problems);
+    readTriple(headers, DRAFT_06, 'delta', server, nowMs, problems);
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
   if (status === 429) {

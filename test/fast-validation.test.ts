@@ -20,6 +20,7 @@ import {
   PetStatusSchema,
   PetsSchema,
 } from '../src/validation/schemas.js';
+import { withoutUndefined } from '../src/validation/verdict.js';
 
 // The fast checks restate the Zod schemas by hand. These properties hold them
 // to it: never accept what Zod rejects, and output exactly what Zod outputs.
@@ -81,10 +82,6 @@ const newPetLike = fc.record(
 const anything = fc.oneof(fc.anything(), fc.jsonValue());
 
 // Inputs go through the same "undefined means not given" step before Zod.
-function withoutUndefined(value: unknown): unknown {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined));
-}
 
 function agree<T>(
   check: Check<T>,

@@ -5,24 +5,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryQuotaStore, PetsClient } from '../src/index.js';
 import { DIALECTS, type DialectName, startDialectServer } from './helpers/dialect-server.js';
+import { recordingLogger } from './helpers/logger.js';
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-function clientFor(url: string, warnings: string[] = []) {
-  return new PetsClient({
+function clientFor(url: string) {
+  const { logger, lines: warnings } = recordingLogger(['warn']);
+  const client = new PetsClient({
     apiKey: 'sk_dialects',
     baseUrl: url,
     quotaStore: new MemoryQuotaStore(),
-    logger: {
-      error: () => {},
-      warn: (line) => warnings.push(line),
-      info: () => {},
-      debug: () => {},
-    },
+    logger,
   });
+  return Object.assign(client, { warnings });
 }
 
 async function serve(dialect: DialectName, limit: number, windowMs: number) {
@@ -50,8 +48,8 @@ describe('a large budget, in whatever form the headers give it', () => {
     ['draft-06 RateLimit-*', undefined],
   ] as const)('%s: 50 calls go out together, not one at a time', async (dialect, warning) => {
     const server = await serve(dialect, 100_000, 60_000);
-    const warnings: string[] = [];
-    const client = clientFor(server.url, warnings);
+    const client = clientFor(server.url);
+    const { warnings } = client;
     for (let round = 0; round < 3; round++) {
       await Promise.all(Array.from({ length: 50 }, () => client.listPets()));
     }
@@ -158,12 +156,12 @@ describe('budgets a hostile or odd server states', () => {
       delayMs: 1,
     });
     closers.push(server.close);
-    const warnings: string[] = [];
+    const { logger, lines: warnings } = recordingLogger(['warn']);
     const client = new PetsClient({
       apiKey: key,
       baseUrl: server.url,
       quotaStore: new MemoryQuotaStore(),
-      logger: { error: () => {}, warn: (l) => warnings.push(l), info: () => {}, debug: () => {} },
+      logger,
     });
     await client.listPets();
     expect(warnings).toHaveLength(1);

@@ -16,6 +16,7 @@ import {
   ServerError,
 } from '../src/index.js';
 import { redact } from '../src/redact.js';
+import { recordingLogger } from './helpers/logger.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
 
 // What hostile or broken servers and callers try, each point of the SDK's
@@ -609,13 +610,7 @@ function redactShort(text: string): string {
 
 describe('custom fetches, hooks, stores and options that misbehave (issue 17 attack)', () => {
   const KEY = 'sk_attack_0123456789abcdef';
-  const lines: string[] = [];
-  const logger = {
-    error: (line: string) => lines.push(line),
-    warn: (line: string) => lines.push(line),
-    info: () => undefined,
-    debug: () => undefined,
-  };
+  const { logger, lines } = recordingLogger(['error', 'warn']);
   afterEach(() => {
     lines.length = 0;
   });

@@ -21,6 +21,7 @@ import {
   ServerError,
 } from '../src/index.js';
 import { type MockServer, SAMPLE_PETS, startMockServer } from '../src/mock/index.js';
+import { recordingLogger } from './helpers/logger.js';
 import {
   API_KEY,
   apiError,
@@ -40,13 +41,7 @@ afterAll(async () => {
   await mock.close();
 });
 
-const lines: string[] = [];
-const logger = {
-  error: (line: string) => lines.push(line),
-  warn: () => undefined,
-  info: () => undefined,
-  debug: () => undefined,
-};
+const { logger, lines } = recordingLogger(['error']);
 afterEach(() => {
   lines.length = 0;
 });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { AnimalStoreError, environments, PetsClient } from '../src/index.js';
+import { recordingLogger } from './helpers/logger.js';
 import { API_KEY, clientWith, json, scriptedFetch } from './helpers/scripted-fetch.js';
 
 /** A logger that keeps its warn lines. */
 const warningsLogger = () => {
-  const warnings: string[] = [];
-  const logger = { error() {}, warn: (line: string) => warnings.push(line), info() {}, debug() {} };
+  const { logger, lines: warnings } = recordingLogger(['warn']);
   return { warnings, logger };
 };
 

@@ -13,7 +13,8 @@ import {
 import { bucketName } from '../src/quota/bucket.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
 import type { AdmitRequest, Observation } from '../src/quota/store.js';
-import { settle, today, useFakeTime } from './helpers/fake-time.js';
+import { limits, seconds, settle, today, useFakeTime } from './helpers/fake-time.js';
+import { recordingLogger } from './helpers/logger.js';
 import {
   API_KEY,
   apiError,
@@ -27,13 +28,6 @@ import { serviceFetch } from './helpers/service-fetch.js';
 
 beforeEach(() => useFakeTime(today(12, 0, 0)));
 afterEach(() => vi.useRealTimers());
-
-const seconds = (offset: number) => String(Math.floor(Date.now() / 1000) + offset);
-const limits = (remaining: number, resetIn = 60, limit = 60) => ({
-  'x-ratelimit-limit': String(limit),
-  'x-ratelimit-remaining': String(remaining),
-  'x-ratelimit-reset': seconds(resetIn),
-});
 
 /** Runs `calls` to the end under fake time, advancing the clock in small steps. */
 async function finish<T>(
@@ -277,12 +271,11 @@ describe('held calls', () => {
   it('are reported through onRetry and the info log, with the reason', async () => {
     const stub = scriptedFetch(json([rex], 200, limits(0, 5))).thenAlways(json([rex]));
     const infos: RetryInfo[] = [];
-    const lines: string[] = [];
-    const log = (m: string) => lines.push(m);
+    const { logger, lines } = recordingLogger();
     const client = clientWith(stub.fetch, {
       onRetry: (i) => infos.push(i),
       logLevel: 'info',
-      logger: { debug: log, info: log, warn: log, error: log },
+      logger,
     });
     await client.listPets();
     await finish([client.listPets()]);
@@ -583,13 +576,12 @@ describe('a hostile or broken server or store', () => {
         throw new Error('store down');
       }
     }
-    const lines: string[] = [];
-    const log = (m: string) => lines.push(m);
+    const { logger, lines } = recordingLogger();
     const stub = scriptedFetch(json(rex, 201));
     const client = clientWith(stub.fetch, {
       quotaStore: new FailingStore(),
       logLevel: 'error',
-      logger: { debug: log, info: log, warn: log, error: log },
+      logger,
     });
     await expect(client.createPet({ name: 'Rex', categoryId: 3 })).resolves.toEqual(rex);
     expect(lines).toEqual([expect.stringMatching(/quota store failed to record.*store down/)]);

@@ -1,17 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateLimitError } from '../src/index.js';
-import { settle, useFakeTime } from './helpers/fake-time.js';
+import { limits, settle, useFakeTime } from './helpers/fake-time.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
 
 beforeEach(() => useFakeTime());
 afterEach(() => vi.useRealTimers());
-
-const seconds = (offset: number) => String(Math.floor(Date.now() / 1000) + offset);
-const limits = (remaining: number, resetIn = 60) => ({
-  'x-ratelimit-limit': '60',
-  'x-ratelimit-remaining': String(remaining),
-  'x-ratelimit-reset': seconds(resetIn),
-});
 
 describe('rate-limit state', () => {
   it('is undefined before any response and holds the last X-RateLimit-* values after', async () => {

@@ -1,13 +1,9 @@
-import { RateLimitError } from '../errors.js';
 import type { RateLimitInfo, ResponseTiming } from '../headers.js';
 import { describeThrown, type LevelLogger } from '../logger.js';
 import type { Hooks, RetryInfo, TracerProviderLike } from '../observe.js';
-import type { HoldRequest, Quota } from '../quota/Quota.js';
-import type { HoldReason } from '../quota/store.js';
+import type { Quota } from '../quota/Quota.js';
 import { redact, redactError, redactHeaders, redactJson } from '../redact.js';
-import type { CallTrace, Tracing } from '../tracing/otel.js';
-import type { Output, SchemaName } from '../validation/verdict.js';
-import type { Operation } from './operations.js';
+import type { Tracing } from '../tracing/otel.js';
 import type { Transport } from './transport.js';
 
 /** The client's settings a call runs with. */

@@ -1,8 +1,8 @@
 import { isPetStatus, LIMIT, STATUS_MESSAGE } from '../rules.js';
-import type { NewPet, Pet, PetStatus } from '../types.js';
+import type { NewPet, Pet } from '../types.js';
 import { checkSeed, checkServiceOptions, type MockServiceOptions } from './check-options.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
-import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
+import { PLAN_LIMITS } from './plans.js';
 import { RateLimiter, type WindowState } from './rate-limiter.js';
 
 export type { MockServiceOptions } from './check-options.js';

@@ -41,7 +41,7 @@ function toIssues(error: z.core.$ZodError): ValidationIssue[] {
 }
 
 // A JavaScript caller may pass `{ status: undefined }`; that means "not given".
-function withoutUndefined(value: unknown): unknown {
+export function withoutUndefined(value: unknown): unknown {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
   const entries = Object.entries(value);
   if (!entries.some(([, v]) => v === undefined)) return value;

@@ -17,3 +17,13 @@ export function useFakeTime(start = today()): void {
 export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await vi.advanceTimersByTimeAsync(0);
 }
+
+/** A Unix time in seconds, `offset` seconds from the test's clock (faked or not). */
+export const seconds = (offset: number) => String(Math.floor(Date.now() / 1000) + offset);
+
+/** The interface's rate-limit headers: `remaining` of `limit`, resetting in `resetIn` seconds. */
+export const limits = (remaining: number, resetIn = 60, limit = 60) => ({
+  'x-ratelimit-limit': String(limit),
+  'x-ratelimit-remaining': String(remaining),
+  'x-ratelimit-reset': seconds(resetIn),
+});
