@@ -6,12 +6,11 @@ import { Transport } from './call/transport.js';
 import { warnDeprecatedOnce } from './deprecation.js';
 import { AnimalStoreError } from './errors.js';
 import type { RateLimitInfo } from './headers.js';
-import { describeThrown, LevelLogger } from './logger.js';
 import type { WithResponse } from './observe.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { bucketName } from './quota/bucket.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
-import { redact, redactError } from './redact.js';
+import { describeThrown, LevelLogger, redact, redactError } from './redact.js';
 import { NO_CALL_OPTIONS, readClientOptions, resolveBaseUrl } from './settings.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 

@@ -19,7 +19,6 @@ export {
   type ValidationIssue,
 } from './errors.js';
 export type { RateLimitInfo, WindowReport } from './headers.js';
-export type { Logger, LogLevel } from './logger.js';
 export type {
   AfterResponseContext,
   BeforeRequestContext,
@@ -42,4 +41,5 @@ export type {
 } from './options.js';
 export { MemoryQuotaStore } from './quota/MemoryQuotaStore.js';
 export type { Admission, HoldReason, Observation, QuotaStore } from './quota/store.js';
+export type { Logger, LogLevel } from './redact.js';
 export type { ErrorBody, ListPetsParams, NewPet, Pet, PetStatus } from './types.js';

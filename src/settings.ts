@@ -5,10 +5,10 @@
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
 import { AnimalStoreError } from './errors.js';
-import { isLogLevel, type Logger, type LogLevel } from './logger.js';
 import type { Hooks, TracingOptions } from './observe.js';
 import type { ClientOptions, HeadersOption, RequestOptions } from './options.js';
 import type { QuotaStore } from './quota/store.js';
+import { isLogLevel, type Logger, type LogLevel } from './redact.js';
 
 /** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
 export const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
@@ -315,25 +315,14 @@ export function readClientOptions(options: ClientOptions) {
 /** The options of a call given none: the one object the client's methods default to. */
 export const NO_CALL_OPTIONS: RequestOptions = Object.freeze({});
 
-const NO_SETTINGS = Object.freeze({
-  settings: Object.freeze({
-    signal: undefined,
-    timeoutMs: undefined,
-    maxRetries: undefined,
-    headers: undefined,
-  }),
-  unknown: [] as string[],
-});
-
 /**
  * A call's options, checked (`undefined` where the client's setting holds),
- * and the unknown names among them. Nothing is read for a call without options.
+ * and the unknown names among them.
  */
 export function readCallOptions(
   options: RequestOptions,
   operation: string,
 ): { settings: CallSettings; unknown: readonly string[] } {
-  if (options === NO_CALL_OPTIONS) return NO_SETTINGS;
   if (typeof options !== 'object' || options === null) {
     fail(
       `Invalid ${operation} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,

@@ -15,18 +15,17 @@ import {
   TimeoutError,
 } from '../errors.js';
 import { type RateLimitInfo, readTiming } from '../headers.js';
-import { describeThrown } from '../logger.js';
 import type { RetryInfo, WithResponse } from '../observe.js';
 import type { RequestOptions } from '../options.js';
 import type { HoldRequest } from '../quota/Quota.js';
 import type { HoldReason, Observation } from '../quota/store.js';
-import { readCallOptions } from '../settings.js';
-import { sleep } from '../sleep.js';
+import { describeThrown } from '../redact.js';
+import { NO_CALL_OPTIONS, readCallOptions } from '../settings.js';
+import { MAX_TIMER_MS, onAbort } from '../timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from '../tracing/otel.js';
-import { validateInput, validateOutput } from '../validation/validate.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { CallContext } from './context.js';
-import type { Operation } from './operations.js';
+import { type Operation, validateInput, validateOutput } from './operations.js';
 import { BodyTooLarge, type Exchange, type PrepareHeaders } from './transport.js';
 
 const HOLDS: Record<HoldReason, string> = {
@@ -210,6 +209,10 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
   }
   const { name } = operation;
   try {
+    // A call without options reads none.
+    if (options === NO_CALL_OPTIONS) {
+      return new Call(ctx, operation, input, ctx.timeoutMs, ctx.maxRetries, undefined, undefined);
+    }
     const { settings, unknown } = readCallOptions(options, name);
     if (unknown.length > 0) {
       ctx.warnOnce(`Unknown ${name} options were ignored: ${unknown.join(', ')}.`);
@@ -555,4 +558,34 @@ function describeFailure(error: Error): string {
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
   const detail = cause?.code ?? cause?.message;
   return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
+}
+
+/** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const stop = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
+    const end = Date.now() + ms;
+    const arm = (left: number) => {
+      timer = setTimeout(
+        () => {
+          const rest = end - Date.now();
+          if (left > MAX_TIMER_MS && rest > 0) return arm(rest);
+          stop?.();
+          resolve();
+        },
+        Math.min(Math.max(0, left), MAX_TIMER_MS),
+      );
+    };
+    arm(ms);
+  });
 }

@@ -1,8 +1,14 @@
 import type { RateLimitInfo, ResponseTiming } from '../headers.js';
-import { describeThrown, type LevelLogger } from '../logger.js';
 import type { Hooks, RetryInfo, TracerProviderLike } from '../observe.js';
 import type { Quota } from '../quota/Quota.js';
-import { redact, redactError, redactHeaders, redactJson } from '../redact.js';
+import {
+  describeThrown,
+  type LevelLogger,
+  redact,
+  redactError,
+  redactHeaders,
+  redactJson,
+} from '../redact.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { Transport } from './transport.js';
 

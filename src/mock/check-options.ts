@@ -1,5 +1,6 @@
-import { isPetStatus, STATUS_MESSAGE } from '../rules.js';
+import { STATUS_MESSAGE } from '../rules.js';
 import type { NewPet } from '../types.js';
+import { isPetStatus } from '../validation/fast.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
 import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
 

@@ -1,9 +1,8 @@
-import { onAbort } from '../abort.js';
 import { holdToTake, silentCooldown } from '../decide.js';
 import { AnimalStoreError, TimeoutError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
-import { describeThrown } from '../logger.js';
-import { MAX_TIMER_MS } from '../sleep.js';
+import { describeThrown } from '../redact.js';
+import { MAX_TIMER_MS, onAbort } from '../timers.js';
 import { MemoryQuotaStore } from './MemoryQuotaStore.js';
 import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
 

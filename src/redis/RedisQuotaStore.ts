@@ -1,6 +1,5 @@
 import { AnimalStoreError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
-import type { Logger } from '../logger.js';
 import type {
   Admission,
   AdmitRequest,
@@ -8,6 +7,7 @@ import type {
   Observation,
   QuotaStore,
 } from '../quota/store.js';
+import type { Logger } from '../redact.js';
 import { describeValue } from '../settings.js';
 import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
 import { LocalShare } from './LocalShare.js';

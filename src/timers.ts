@@ -25,3 +25,6 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
     mine.delete(callback);
   };
 }
+
+/** Longest delay setTimeout honours; above it, it fires at once. Long waits are chained. */
+export const MAX_TIMER_MS = 2_147_483_647;
