@@ -10,8 +10,13 @@ import type { WithResponse } from './observe.js';
 import type { ClientOptions, RequestOptions } from './options.js';
 import { bucketName } from './quota/bucket.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
-import { describeThrown, LevelLogger, redact, redactError } from './redact.js';
-import { NO_CALL_OPTIONS, readClientOptions, resolveBaseUrl } from './settings.js';
+import { describeThrown, LevelLogger, redact, redactError, scrubThrown } from './redact.js';
+import {
+  checkClientOptions,
+  NO_CALL_OPTIONS,
+  readClientOptions,
+  resolveBaseUrl,
+} from './settings.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
@@ -65,6 +70,7 @@ export class PetsClient {
   constructor(options: ClientOptions = {}) {
     let apiKey = '';
     try {
+      checkClientOptions(options);
       apiKey = resolveApiKey(options.apiKey);
       const { settings, unknown } = readClientOptions(options);
       this.baseUrl = resolveBaseUrl(settings);
@@ -107,7 +113,7 @@ export class PetsClient {
         log,
       });
     } catch (error) {
-      if (error instanceof AnimalStoreError) throw error;
+      if (error instanceof AnimalStoreError) throw scrubThrown(error, apiKey);
       // A getter or a proxy of the caller's that throws, deep in the options.
       throw new AnimalStoreError(
         redact(`Invalid PetsClient options: reading them threw ${describeThrown(error)}.`, apiKey),

@@ -132,11 +132,13 @@ export function decide(outcome: Outcome, situation: Situation): Decision {
   if (status !== 429) return {};
   if (outcome.retryAfterTooFar) return { cooldownMs: DISBELIEVED_COOLDOWN_MS, tooLong: true };
   const asked = outcome.retryAfter;
-  const cooldownMs = Math.max(
+  const wanted = Math.max(
     BACKOFF_FLOOR_MS,
     asked?.ms ?? backoffDelay(situation.attempt, situation.random),
   );
-  const delayMs = waitToTake(cooldownMs, asked !== undefined, situation.maxRetryDelayMs);
-  if (delayMs === undefined) return { cooldownMs, tooLong: asked !== undefined };
-  return { cooldownMs, retry: { delayMs, reason: asked?.source ?? 'rate-limited' } };
+  const delayMs = waitToTake(wanted, asked !== undefined, situation.maxRetryDelayMs);
+  if (delayMs === undefined) return { cooldownMs: wanted, tooLong: asked !== undefined };
+  // The key cools down as long as the retry waits: a back-off of the client's
+  // own, capped at maxRetryDelayMs, is capped for every caller alike.
+  return { cooldownMs: delayMs, retry: { delayMs, reason: asked?.source ?? 'rate-limited' } };
 }

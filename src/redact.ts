@@ -93,6 +93,36 @@ export function redactHeaders(headers: Headers, secret: string, copy = false): H
 }
 
 /**
+ * An error of the SDK's own, with the key taken out of its message, stack and
+ * cause wherever a message quoted a value that held it (an option given the
+ * key by mistake, say).
+ */
+export function scrubThrown<E>(error: E, secret: string): E {
+  if (!secret || typeof error !== 'object' || error === null || isClean(error, secret)) {
+    return error;
+  }
+  const own = error as { message?: unknown; stack?: unknown; cause?: unknown };
+  for (const key of ['message', 'stack'] as const) {
+    const value = own[key];
+    if (typeof value === 'string') {
+      Object.defineProperty(error, key, {
+        value: redact(value, secret),
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  if (own.cause !== undefined) {
+    Object.defineProperty(error, 'cause', {
+      value: redactError(own.cause, secret),
+      writable: true,
+      configurable: true,
+    });
+  }
+  return error;
+}
+
+/**
  * `error`, or, when it cannot be shown free of the key (the key in any string
  * reachable from it, a property name, a function's name, a getter that
  * throws, a custom inspection, or more than can be walked), a plain `Error`

@@ -118,10 +118,17 @@ const headers: Rule<Headers | undefined> = (value, where) => {
   const checked = new Headers();
   // A Headers, a list of pairs, a Map or any other iterable of pairs, or a
   // plain object of names and values.
-  const entries =
-    Symbol.iterator in value
-      ? [...new Headers(value as HeadersInit)]
-      : Object.entries(value as HeadersOption);
+  let entries: [string, unknown][] = Object.entries(value as HeadersOption);
+  if (Symbol.iterator in value) {
+    try {
+      entries = [...new Headers(value as HeadersInit)];
+    } catch (cause) {
+      throw new AnimalStoreError(
+        `Invalid ${where}: expected an object of header names and values, or pairs of a name and a value.`,
+        { cause },
+      );
+    }
+  }
   for (const [name, item] of entries) {
     if (item === undefined) continue;
     const lower = String(name).toLowerCase();
@@ -140,7 +147,7 @@ const headers: Rule<Headers | undefined> = (value, where) => {
       );
     }
     try {
-      checked.set(name, item);
+      checked.set(name, String(item));
     } catch (cause) {
       throw new AnimalStoreError(
         `Invalid ${where}: header ${JSON.stringify(name)} is not valid (names must be tokens and values must not hold line breaks).`,
@@ -259,6 +266,9 @@ const CALL_OPTIONS = {
   },
 } satisfies { [K in keyof Required<RequestOptions>]: Rule<unknown> };
 
+// Names only a call takes.
+const CALL_OPTIONS_ONLY = { signal: 1 };
+
 type Settings<T> = { readonly [K in keyof T]: T[K] extends Rule<infer R> ? R : never };
 
 /** The client's settings, every option checked and defaulted. */
@@ -266,20 +276,59 @@ export type ClientSettings = Settings<typeof CLIENT_OPTIONS>;
 /** A call's own settings. */
 export type CallSettings = Settings<typeof CALL_OPTIONS>;
 
+/** Edit distance of two names, ignoring case. */
+function distance(a: string, b: string): number {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  let row = Array.from({ length: y.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= x.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= y.length; j++) {
+      const cost = x[i - 1] === y[j - 1] ? 0 : 1;
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + cost);
+    }
+    row = next;
+  }
+  return row[y.length]!;
+}
+
+/** The known name `name` is likely meant for: the nearest, or one holding it whole. */
+function nearest(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let least = Number.POSITIVE_INFINITY;
+  for (const candidate of names) {
+    const holds = name.length >= 3 && candidate.toLowerCase().includes(name.toLowerCase());
+    const d = holds ? candidate.length - name.length : distance(name, candidate);
+    if ((holds || d <= Math.max(3, Math.floor(name.length / 3))) && d < least) {
+      best = candidate;
+      least = d;
+    }
+  }
+  return best;
+}
+
 /**
  * The names in `options` that are none of `known` (a misspelling, which
  * would otherwise be ignored in silence), each quoted with `prefix` and with
- * the name it is likely meant for.
+ * the name it is likely meant for, or where it belongs (`elsewhere`: the
+ * options of the other table, client or call).
  */
-function unknownNames(options: object, known: object, prefix = ''): string[] {
+function unknownNames(
+  options: object,
+  known: object,
+  prefix = '',
+  elsewhere?: { names: object; where: string },
+): string[] {
   const names = Object.keys(known);
   const unknown = Object.keys(options).filter((name) => !Object.hasOwn(known, name));
   // Quoted only when it looks like a name: anything else (a pasted key, a
   // long or odd string) is counted, never shown.
   const shown = unknown.filter((name) => /^[A-Za-z_$][\w$]{0,39}$/.test(name)).slice(0, 5);
   const lines = shown.map((name) => {
-    const stem = name.toLowerCase().slice(0, 5);
-    const near = names.find((candidate) => candidate.toLowerCase().startsWith(stem));
+    if (elsewhere && Object.hasOwn(elsewhere.names, name)) {
+      return `"${prefix}${name}" (${elsewhere.where})`;
+    }
+    const near = nearest(name, names);
     return `"${prefix}${name}"${near ? ` (did you mean ${prefix}${near}?)` : ''}`;
   });
   const more = unknown.length - shown.length;
@@ -295,16 +344,33 @@ function read<T extends Record<string, Rule<unknown>>>(
   table: T,
   options: object,
   where: (name: string) => string,
+  elsewhere: { names: object; where: string },
 ): { settings: Settings<T>; unknown: string[] } {
   const settings: Record<string, unknown> = {};
   const given = options as Record<string, unknown>;
   for (const name in table) settings[name] = table[name]!(given[name], where(name));
-  return { settings: settings as Settings<T>, unknown: unknownNames(options, table) };
+  return {
+    settings: settings as Settings<T>,
+    unknown: unknownNames(options, table, '', elsewhere),
+  };
+}
+
+/** Checks that the client's options are an object, before anything is read from them. */
+export function checkClientOptions(options: unknown): asserts options is ClientOptions {
+  if (typeof options !== 'object' || options === null) {
+    // Never quoted: a string here is likely the key itself.
+    fail(
+      `Invalid PetsClient options: expected an object such as { apiKey }, got ${options === null ? 'null' : `a value of type ${typeof options}`}.`,
+    );
+  }
 }
 
 /** The client's options, checked and defaulted, and the unknown names among them. */
 export function readClientOptions(options: ClientOptions) {
-  const read_ = read(CLIENT_OPTIONS, options, (name) => name);
+  const read_ = read(CLIENT_OPTIONS, options, (name) => name, {
+    names: CALL_OPTIONS_ONLY,
+    where: 'an option of each call, not of the client',
+  });
   const { tracing: given } = options;
   if (typeof given === 'object' && given !== null) {
     read_.unknown.push(...unknownNames(given, TRACING_OPTIONS, 'tracing.'));
@@ -328,7 +394,10 @@ export function readCallOptions(
       `Invalid ${operation} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,
     );
   }
-  return read(CALL_OPTIONS, options, (name) => `${operation} option ${name}`);
+  return read(CALL_OPTIONS, options, (name) => `${operation} option ${name}`, {
+    names: CLIENT_OPTIONS,
+    where: 'an option of the client, not of a call',
+  });
 }
 
 function isLoopback(hostname: string): boolean {

@@ -914,3 +914,151 @@ describe('custom fetches, hooks, stores and options that misbehave (issue 17 att
     expect(stub.received).toHaveLength(0);
   });
 });
+
+describe('a hostile caller and a broken fetch or store (third attack on the call path)', () => {
+  const KEY = 'sk_live_ABCDEFGHIJKLMNOP1234';
+  const thrown = (make: () => unknown) => {
+    try {
+      make();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+  const clean = (error: unknown) => {
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).not.toContain(KEY);
+    expect(JSON.stringify(error)).not.toContain(KEY);
+    expect(inspect(error, { depth: 10 })).not.toContain(KEY);
+  };
+
+  it('keeps the key out of an option error that quotes the key given to another option', async () => {
+    for (const options of [
+      { baseUrl: KEY },
+      { environment: KEY },
+      { timeoutMs: KEY },
+      { logLevel: KEY },
+      { headers: { [KEY]: null } },
+      { headers: { [`${KEY} `]: 'v' } },
+      { hooks: { [KEY]: () => {} } },
+    ]) {
+      clean(thrown(() => new PetsClient({ apiKey: KEY, ...(options as object) })));
+    }
+    const client = clientWith(scriptedFetch().thenAlways(json([rex])).fetch, { apiKey: KEY });
+    for (const options of [{ timeoutMs: KEY }, { headers: { [KEY]: null } }]) {
+      clean(await client.listPets({}, options as never).catch((e: unknown) => e));
+    }
+  });
+
+  it('gives the lease back when a signal breaks as the attempt starts, so the key is not held', async () => {
+    let reads = 0;
+    const signal = {
+      get aborted() {
+        if (reads++ > 0) throw new Error(`signal ${KEY}`);
+        return false;
+      },
+      addEventListener() {},
+      removeEventListener() {},
+      throwIfAborted() {},
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { apiKey: KEY, maxRetryDelayMs: 1000 });
+    clean(await client.listPets({}, { signal: signal as never }).catch((e: unknown) => e));
+    await expect(client.listPets()).resolves.toEqual([rex]);
+  });
+
+  it('turns whatever a broken custom fetch throws or resolves into an AnimalStoreError', async () => {
+    const odd = [
+      { status: 200, statusText: '', headers: { get: () => ({}), has: () => true, forEach() {} } },
+      {
+        status: 200,
+        get statusText(): string {
+          throw new Error(KEY);
+        },
+        headers: { get: () => null, has: () => false, forEach() {} },
+      },
+    ];
+    for (const response of odd) {
+      const client = clientWith(
+        (async () => ({ ...response, body: null, text: async () => '[]' })) as never,
+        {
+          apiKey: KEY,
+          maxRetries: 0,
+        },
+      );
+      clean(await client.listPets().catch((e: unknown) => e));
+    }
+    const proxy = new Proxy(
+      {},
+      {
+        getPrototypeOf() {
+          throw new Error('proxy proto');
+        },
+      },
+    );
+    const rejecting = clientWith((() => Promise.reject(proxy)) as never, { maxRetries: 0 });
+    expect(await rejecting.listPets().catch((e: unknown) => e)).toBeInstanceOf(AnimalStoreError);
+  });
+
+  it('retries a 429 that says nothing after the back-off capped at maxRetryDelayMs, and cools down as long', async () => {
+    const stub = scriptedFetch(apiError(429)).thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { maxRetryDelayMs: 150 });
+    const started = Date.now();
+    await expect(client.listPets()).resolves.toEqual([rex]);
+    expect(stub.received).toHaveLength(2);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('rejects with the abort reason at once while a slow store records the response', async () => {
+    const store = new MemoryQuotaStore();
+    const slow = {
+      admit: (b: string, r: never) => store.admit(b, r),
+      release: (b: string, l: string) => store.release(b, l),
+      observe: async (b: string, l: string, o: never) => {
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        return store.observe(b, l, o);
+      },
+    };
+    const client = clientWith(scriptedFetch().thenAlways(json([rex])).fetch, { quotaStore: slow });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('stop')), 300);
+    const started = Date.now();
+    const error = await client.listPets({}, { signal: controller.signal }).catch((e: unknown) => e);
+    expect((error as Error).message).toBe('stop');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it('reports the wait a 429 really asks for, never under the floor', async () => {
+    const stub = scriptedFetch().thenAlways(apiError(429, { 'retry-after': '0' }));
+    const error = await clientWith(stub.fetch, { maxRetryDelayMs: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).retryAfterMs).toBe(100);
+    expect(stub.received).toHaveLength(1);
+  });
+
+  it('says what is wrong with options that are no object, and with headers that are no pairs', () => {
+    const none = thrown(() => new PetsClient(null as never));
+    expect((none as Error).message).toMatch(/Invalid PetsClient options: expected an object/);
+    const key = thrown(() => new PetsClient(KEY as never));
+    clean(key);
+    expect((key as Error).message).toMatch(/got a value of type string/);
+    const pairs = thrown(() => new PetsClient({ apiKey: KEY, headers: [['a']] as never }));
+    expect((pairs as Error).message).toMatch(
+      /^Invalid headers: expected an object of header names/,
+    );
+  });
+
+  it('suggests the option meant, and says where an option of the other kind belongs', () => {
+    const { logger, lines } = recordingLogger(['warn']);
+    new PetsClient({
+      apiKey: KEY,
+      logger,
+      ...({ maxRetryDelayMS: 5, retries: 1, signal: 1, log_level: 'off' } as object),
+    });
+    expect(lines).toEqual([
+      '[animal-store] Unknown PetsClient options were ignored: "maxRetryDelayMS" (did you mean maxRetryDelayMs?), "retries" (did you mean maxRetries?), "signal" (an option of each call, not of the client), "log_level" (did you mean logLevel?).',
+    ]);
+  });
+});

@@ -144,6 +144,7 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
     if (tracing) await startTrace(ctx, call, tracing);
     call.signal?.throwIfAborted();
     const answer = await withRetries(ctx, call);
+    call.signal?.throwIfAborted();
     const { status } = answer;
     const name = operation.name;
     const data = await validateOutput(
@@ -167,7 +168,8 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
       data,
       response: { status, headers: ctx.scrubHeaders(headers), rateLimit, attempts: call.attempts },
     };
-  } catch (error) {
+  } catch (thrown) {
+    const error = settled(ctx, operation.name, call, thrown);
     call?.trace?.end(error);
     ctx.run('hooks.onError', ctx.hooks.onError, {
       operation: operation.name,
@@ -176,6 +178,23 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
     });
     throw error;
   }
+}
+
+/**
+ * What a call rejects with: the caller's abort reason as it is; an error of
+ * the SDK's own, without the key; anything else (a caller's fetch, signal or
+ * store that broke in an odd way) as an `AnimalStoreError` that says what.
+ */
+function settled(ctx: CallContext, name: string, call: Call | undefined, thrown: unknown): unknown {
+  try {
+    if (call?.signal?.aborted && thrown === call.signal.reason) return thrown;
+  } catch {
+    // A signal whose getters throw is no abort of the caller's.
+  }
+  if (thrown instanceof AnimalStoreError) return ctx.scrubThrown(thrown);
+  return new AnimalStoreError(ctx.scrub(`${name} failed: ${describeThrown(thrown)}`), {
+    cause: ctx.scrubError(thrown),
+  });
 }
 
 /** Starts the call's span; tracing that fails is logged and never fails the call. */
@@ -339,8 +358,15 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     ended = true;
     return ctx.quota.observe(lease, observation, call.timeoutMs);
   };
+  let exchange: Exchange;
+  try {
+    exchange = ctx.transport.open(call.timeoutMs, call.signal);
+  } catch (error) {
+    // Nothing was sent (a signal that broke when read): the lease goes back.
+    await ctx.quota.release(lease);
+    throw error;
+  }
   call.attempts = attemptNumber;
-  const exchange = ctx.transport.open(call.timeoutMs, call.signal);
   const { hooks } = ctx;
   const seen = hooks.afterResponse !== undefined;
   const timed = seen || ctx.log.enabled('debug');
@@ -427,7 +453,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       rateLimit: timing.rateLimit,
       request: call.label,
       method: call.operation.method,
-      retryAfterMs: timing.retryAfter?.ms,
+      retryAfterMs: timing.retryAfter && decision?.cooldownMs,
       tooLongToWait: decision?.tooLong === true,
       maxRetryDelayMs: ctx.maxRetryDelayMs,
     });
@@ -437,8 +463,9 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     // on reading): counted, since the request may have reached the service.
     if (!ended) void observe({ status: 0 });
     // The store learns of the response while its body is read, and has
-    // learnt before the call goes on (to a retry, say).
-    await observed;
+    // learnt before the call goes on (to a retry, say), unless the caller
+    // aborts meanwhile.
+    await (call.signal ? untilAborted(observed, call.signal) : observed);
   }
 }
 
@@ -558,6 +585,16 @@ function describeFailure(error: Error): string {
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
   const detail = cause?.code ?? cause?.message;
   return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
+}
+
+/** `promise`, settled early (resolved) when `signal` aborts. */
+function untilAborted(promise: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
+  if (!promise || signal.aborted) return Promise.resolve();
+  let stop: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    stop = onAbort(signal, resolve);
+  });
+  return Promise.race([promise, aborted]).finally(() => stop?.());
 }
 
 /** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */

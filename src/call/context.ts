@@ -8,6 +8,7 @@ import {
   redactError,
   redactHeaders,
   redactJson,
+  scrubThrown,
 } from '../redact.js';
 import type { Tracing } from '../tracing/otel.js';
 import type { Transport } from './transport.js';
@@ -136,6 +137,11 @@ export class CallContext {
   /** Headers without the key; a copy whenever `copy` asks. */
   scrubHeaders(headers: Headers, copy?: boolean): Headers {
     return redactHeaders(headers, this.#apiKey, copy);
+  }
+
+  /** An error of the SDK's own, without the key in its message, stack or cause. */
+  scrubThrown<E>(error: E): E {
+    return scrubThrown(error, this.#apiKey);
   }
 
   /** An error (a `cause`) without the key anywhere in it. */

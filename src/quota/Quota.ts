@@ -332,6 +332,16 @@ export class Quota {
     }
   }
 
+  /** Ends the lease of a request that was never sent; a store failure goes to `onError`. */
+  async release(lease: string): Promise<void> {
+    try {
+      const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+      await settle(() => this.#store.release(bucket, lease));
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+
   async #pump(line: Line, bucket: string): Promise<void> {
     if (line.pumping) return;
     line.pumping = true;
