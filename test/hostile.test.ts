@@ -1062,3 +1062,33 @@ describe('a hostile caller and a broken fetch or store (third attack on the call
     ]);
   });
 });
+
+describe('an outage, seen as one', () => {
+  it('fails a call held after requests that got no response as a ConnectionError, never as a 429', async () => {
+    const server = createServer(() => {
+      // Never answers.
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const reasons: string[] = [];
+    try {
+      const client = new PetsClient({
+        apiKey: 'sk_outage_0123456789',
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        quotaStore: new MemoryQuotaStore(),
+        logLevel: 'off',
+        timeoutMs: 100,
+        maxRetries: 5,
+        maxRetryDelayMs: 150,
+        onRetry: (info) => reasons.push(info.reason),
+      });
+      const error = await client.listPets().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect(error).not.toBeInstanceOf(RateLimitError);
+      expect((error as Error).message).not.toMatch(/429/);
+      expect(reasons).not.toContain('cooldown');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

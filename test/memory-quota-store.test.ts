@@ -106,6 +106,14 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 
+  it('holds the key a little after a request that got no response, as no-response', async () => {
+    const { store, lease, advance } = storeAt();
+    await store.observe('b', await lease(), { status: 0, cooldownMs: 400 });
+    expect(await store.admit('b')).toEqual({ reason: 'no-response', waitMs: 400 });
+    advance(400);
+    await lease();
+  });
+
   it('lets the next request probe when the probe gets no response', async () => {
     const { store, lease } = storeAt();
     const probe = await lease();

@@ -133,6 +133,17 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect((held as { waitMs: number }).waitMs).toBeGreaterThan(4_500);
   });
 
+  it('holds the key a little after a request that got no response, as no-response, not as a 429', async () => {
+    const { store } = await storeOf(kind, { prefix: `t:${kind}:quiet:` });
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await store.observe(BUCKET, probe, { status: 0, cooldownMs: 400 });
+    const held = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'no-response' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(200);
+    await sleep(450);
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+  });
+
   it('lets the leases of a process that died lapse', async () => {
     const prefix = `t:${kind}:lapse:`;
     const dead = (await storeOf(kind, { prefix })).store;

@@ -30,6 +30,8 @@ import { BodyTooLarge, type Exchange, type PrepareHeaders } from './transport.js
 
 const HOLDS: Record<HoldReason, string> = {
   cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
+  'no-response':
+    'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
   'budget-exhausted': 'no requests remain in the rate-limit window until it resets',
   'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
   'budget-unknown': 'the budget is unknown until the response to the first request arrives',
@@ -101,6 +103,12 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
       waitMs === undefined
         ? `, and none arrived within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service answers again.`
         : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
+    // No 429 came: the service (or the way to it) did not answer.
+    if (reason === 'no-response') {
+      return new ConnectionError(
+        `${this.operation.name} was not sent: ${HOLDS[reason]}${when} Check the network and baseUrl.`,
+      );
+    }
     return new RateLimitError(`${this.operation.name} was not sent: ${HOLDS[reason]}${when}`, {
       status: 429,
       code: 'rate_limit_hold',

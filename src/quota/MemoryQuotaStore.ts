@@ -17,6 +17,8 @@ interface Bucket {
   /** The budget was learnt (or found invisible) since the last reset or cooldown. */
   known: boolean;
   cooldownUntil: number;
+  /** Until then the key waits after requests that got no response. */
+  quietUntil: number;
   readonly listeners: Set<() => void>;
 }
 
@@ -49,6 +51,7 @@ export class MemoryQuotaStore implements QuotaStore {
         probe: undefined,
         known: false,
         cooldownUntil: 0,
+        quietUntil: 0,
         listeners: new Set(),
       };
       this.#buckets.set(name, bucket);
@@ -62,6 +65,9 @@ export class MemoryQuotaStore implements QuotaStore {
     const now = this.#now();
     if (bucket.cooldownUntil > now) {
       return { reason: 'cooldown', waitMs: bucket.cooldownUntil - now };
+    }
+    if (bucket.quietUntil > now) {
+      return { reason: 'no-response', waitMs: bucket.quietUntil - now };
     }
     let left = Number.POSITIVE_INFINITY;
     let until = Number.POSITIVE_INFINITY;
@@ -118,7 +124,7 @@ export class MemoryQuotaStore implements QuotaStore {
       if ((status >= 200 && status < 300) || (status >= 400 && status < 429)) bucket.known = true;
     }
     if (status === 0 && cooldownMs) {
-      bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + cooldownMs);
+      bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }
     if (status === 429) {
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + (cooldownMs ?? 0));
@@ -138,7 +144,13 @@ export class MemoryQuotaStore implements QuotaStore {
     for (const listener of bucket.listeners) listener();
     // Memory stays bounded with many keys: an idle bucket that knows nothing is dropped.
     const idle = bucket.inFlight.size === 0 && bucket.listeners.size === 0;
-    if (idle && bucket.windows.size === 0 && bucket.cooldownUntil <= now && !bucket.known) {
+    if (
+      idle &&
+      bucket.windows.size === 0 &&
+      bucket.cooldownUntil <= now &&
+      bucket.quietUntil <= now &&
+      !bucket.known
+    ) {
       this.#buckets.delete(name);
     }
   }

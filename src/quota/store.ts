@@ -4,6 +4,12 @@ import type { WindowReport } from '../headers.js';
 export type HoldReason =
   /** A 429 asked every caller of the key to wait (`Retry-After`, or the window's reset). */
   | 'cooldown'
+  /**
+   * The last requests got no response (timeouts, connections lost): the key
+   * waits a little before the next, 100 ms doubling up to 8 s, so that no
+   * outage turns into a loop of requests.
+   */
+  | 'no-response'
   /** The service said no requests remain in the window; held until it resets. */
   | 'budget-exhausted'
   /** What remains of the window is taken by requests in flight. */
@@ -47,7 +53,11 @@ export interface Observation {
    * 4xx) makes the budget known to be invisible.
    */
   readonly window?: WindowReport | undefined;
-  /** For a 429, or a request that got no response: how long nobody may send, from now. */
+  /**
+   * For a 429: how long nobody may send, from now (a cooldown); for a request
+   * that got no response, how long the key waits before the next (held as
+   * `no-response`).
+   */
   readonly cooldownMs?: number | undefined;
 }
 

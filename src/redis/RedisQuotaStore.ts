@@ -41,6 +41,7 @@ export interface RedisQuotaStoreOptions {
 
 const HOLDS: ReadonlySet<string> = new Set<HoldReason>([
   'cooldown',
+  'no-response',
   'budget-exhausted',
   'budget-in-flight',
   'budget-unknown',

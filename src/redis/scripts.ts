@@ -3,7 +3,8 @@
 // never by a process's clock.
 //
 // Keys of one bucket (all in one Redis Cluster slot through the `{bucket}` tag):
-//   KEYS[1] state    hash: `known` (0/1), `cooldown` (epoch ms), `probe` (lease),
+//   KEYS[1] state    hash: `known` (0/1), `cooldown` (epoch ms, after a 429),
+//                    `quiet` (epoch ms, after requests that got no response), `probe` (lease),
 //                    `seq` (ticket counter), `w:<limit>` = "remaining:resetId:resetAt"
 //   KEYS[2] leases   zset: lease -> expiry (epoch ms); a killed process's leases lapse
 //   KEYS[3] queue    zset: ticket -> arrival number; one ticket per waiting store
@@ -45,13 +46,15 @@ end
 local function budget()
   local inflight = redis.call('ZCARD', L)
   local fields = redis.call('HGETALL', S)
-  local known, left, reset, cooldown, windows = false, nil, nil, 0, {}
+  local known, left, reset, cooldown, windows, quiet = false, nil, nil, 0, {}, 0
   for i = 1, #fields, 2 do
     local k, v = fields[i], fields[i + 1]
     if k == 'known' then
       known = v == '1'
     elseif k == 'cooldown' then
       cooldown = tonumber(v) or 0
+    elseif k == 'quiet' then
+      quiet = tonumber(v) or 0
     elseif string.sub(k, 1, 2) == 'w:' then
       local r, id, at = string.match(v, '^(%d+):(%d+):(%d+)$')
       r, id, at = tonumber(r), tonumber(id), tonumber(at)
@@ -67,13 +70,13 @@ local function budget()
       end
     end
   end
-  return inflight, known, left, reset, cooldown, windows
+  return inflight, known, left, reset, cooldown, windows, quiet
 end
 
 -- Which waiting tickets may go now, as one message ('' when none may).
 local function next_tickets()
-  local inflight, known, left, _, cooldown = budget()
-  if cooldown > now then return '' end
+  local inflight, known, left, _, cooldown, _, quiet = budget()
+  if cooldown > now or quiet > now then return '' end
   local n
   if not known then
     if redis.call('HGET', S, 'probe') then return '' end
@@ -95,8 +98,8 @@ end
 -- Every key lives a minute past the last thing it remembers.
 local function touch()
   local last = now
-  local _, _, _, _, cooldown, windows = budget()
-  last = math.max(last, cooldown)
+  local _, _, _, _, cooldown, windows, quiet = budget()
+  last = math.max(last, cooldown, quiet)
   for _, w in pairs(windows) do last = math.max(last, w[3]) end
   for _, key in ipairs({ L, T }) do
     local top = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
@@ -124,7 +127,7 @@ for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
   members = members + 1
   if id < store then index = index + 1 end
 end
-local inflight, known, left, reset, cooldown = budget()
+local inflight, known, left, reset, cooldown, _, quiet = budget()
 
 local function deny(reason, waitMs)
   if not redis.call('ZSCORE', Q, ticket) then
@@ -136,6 +139,7 @@ local function deny(reason, waitMs)
 end
 
 if cooldown > now then return deny('cooldown', cooldown - now) end
+if quiet > now then return deny('no-response', quiet - now) end
 if left ~= nil and left <= 0 then
   return deny(inflight > 0 and 'budget-in-flight' or 'budget-exhausted', reset - now)
 end
@@ -196,8 +200,11 @@ else
     redis.call('HSET', S, 'known', '1')
   end
 end
-if status == 429 or (status == 0 and cooldownMs > 0) then
+if status == 429 then
   redis.call('HSET', S, 'cooldown', fmt(math.max(cooldown, now + cooldownMs)))
+elseif status == 0 and cooldownMs > 0 then
+  local quiet = tonumber(redis.call('HGET', S, 'quiet')) or 0
+  redis.call('HSET', S, 'quiet', fmt(math.max(quiet, now + cooldownMs)))
 end
 if status == 429 then redis.call('HSET', S, 'known', '0') end
 redis.call('ZREM', L, lease)
