@@ -29,7 +29,7 @@ import { root } from './pack.js';
  * store's `observe` bounded, the key kept out of quoted errors and a `baseUrl`.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 19.75 * 1024, total: 27.5 * 1024 };
+export const BUDGET = { initial: 20.5 * 1024, total: 28.25 * 1024 };
 
 export interface Size {
   minified: number;
