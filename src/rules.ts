@@ -15,6 +15,11 @@ const covered: Exclude<PetStatus, (typeof PET_STATUSES)[number]> extends never ?
   true;
 void covered;
 
+const STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
+
+/** Whether `value` is one of {@link PET_STATUSES}. */
+export const isPetStatus = (value: unknown): value is PetStatus => STATUS_SET.has(value);
+
 /** What the interface says of a status that is none of them. */
 export const STATUS_MESSAGE = `status must be one of ${PET_STATUSES.map((s) => `'${s}'`).join(', ')}`;
 

@@ -1,6 +1,5 @@
-import { STATUS_MESSAGE } from '../rules.js';
+import { isPetStatus, STATUS_MESSAGE } from '../rules.js';
 import type { NewPet } from '../types.js';
-import { isPetStatus } from '../validation/fast.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
 import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';
 

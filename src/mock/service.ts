@@ -1,6 +1,5 @@
-import { LIMIT, STATUS_MESSAGE } from '../rules.js';
+import { isPetStatus, LIMIT, STATUS_MESSAGE } from '../rules.js';
 import type { NewPet, Pet } from '../types.js';
-import { isPetStatus } from '../validation/fast.js';
 import { checkSeed, checkServiceOptions, type MockServiceOptions } from './check-options.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
 import { PLAN_LIMITS } from './plans.js';
