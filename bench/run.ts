@@ -21,7 +21,7 @@ import { installInto, packTarball } from '../test/package/pack.js';
 import { BUDGET, measureBundle } from '../test/package/size.js';
 import { dialectRows } from './dialects.js';
 import { quotaBench, quotaReport } from './quota.js';
-import { median, p99, perCall, rotate } from './stats.js';
+import { median, p99, perCall, rotate, stubPetFetch } from './stats.js';
 
 const QUICK = process.argv.includes('--quick');
 const baselineAt = process.argv.indexOf('--baseline');
@@ -193,16 +193,7 @@ server.kill();
 // The stub stands in for the platform fetch (what a client without the fetch
 // option calls) and, separately, is passed as the fetch option, which the SDK
 // calls as the platform's would be, with the URL and a plain init.
-const petBody = JSON.stringify({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
-const petHeaders = {
-  'content-type': 'application/json',
-  'x-ratelimit-limit': '60',
-  'x-ratelimit-remaining': '59',
-  // An hour ahead of this run's clock: a reset the client believes.
-  'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 3600),
-};
-const stub = async (_input: Request | string, _init?: RequestInit) =>
-  new Response(petBody, { status: 200, headers: petHeaders });
+const stub = stubPetFetch();
 const platformFetch = globalThis.fetch;
 globalThis.fetch = stub as typeof fetch;
 const stubPlatform = new PetsClient(own(sdkModule));

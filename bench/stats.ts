@@ -20,3 +20,19 @@ export async function perCall(run: () => Promise<unknown>, n: number): Promise<n
   for (let i = 0; i < n; i++) await run();
   return ((performance.now() - t) * 1000) / n;
 }
+
+/**
+ * A fetch that answers every request at once with one pet, and a budget of
+ * `limit` (one spent) that resets an hour after this run's clock: what the
+ * stub benchmarks measure the client's own cost against.
+ */
+export function stubPetFetch(limit = 60) {
+  const body = JSON.stringify({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
+  const headers = {
+    'content-type': 'application/json',
+    'x-ratelimit-limit': String(limit),
+    'x-ratelimit-remaining': String(limit - 1),
+    'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 3600),
+  };
+  return async (_input: unknown, _init?: unknown) => new Response(body, { status: 200, headers });
+}

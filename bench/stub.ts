@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import createClient from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
 import { PetSchema } from '../src/validation/schemas.js';
-import { median, perCall, rotate } from './stats.js';
+import { median, perCall, rotate, stubPetFetch } from './stats.js';
 
 type Sdk = typeof import('../src/index.js');
 const dists = process.argv.slice(2);
@@ -21,15 +21,7 @@ for (const dir of dists) {
     (await import(pathToFileURL(`${dir.replace(/\/$/, '')}/index.js`).href)) as Sdk,
   ]);
 }
-const body = JSON.stringify({ id: 1, name: 'Rex', categoryId: 3, status: 'available' });
-const headers = {
-  'content-type': 'application/json',
-  'x-ratelimit-limit': '60',
-  'x-ratelimit-remaining': '59',
-  'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 3600),
-};
-const stub = async (_input: unknown, _init?: unknown) =>
-  new Response(body, { status: 200, headers });
+const stub = stubPetFetch();
 globalThis.fetch = stub as typeof fetch;
 const base = 'http://127.0.0.1:9/v1';
 const api = createClient<paths>({ baseUrl: base, headers: { authorization: 'Bearer k' } });
