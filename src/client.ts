@@ -151,7 +151,11 @@ export class PetsClient {
   readonly withResponse: {
     listPets(params?: ListPetsParams, options?: RequestOptions): Promise<WithResponse<Pet[]>>;
     createPet(pet: NewPet, options?: RequestOptions): Promise<WithResponse<Pet>>;
-    /** @deprecated The service removes `GET /pets/{petId}` on 2030-12-05. Use `listPets({ status })` instead. */
+    /**
+     * @deprecated The service removes `GET /pets/{petId}` on 2030-12-05. Its
+     * replacement, `listPets({ status })`, filters by status and cannot look
+     * up an id: find the id in a list (at most 100 animals per call).
+     */
     getPet(petId: number, options?: RequestOptions): Promise<WithResponse<Pet>>;
   };
 
@@ -190,9 +194,12 @@ export class PetsClient {
   /**
    * Fetches one animal by its id.
    *
-   * @deprecated The service removes `GET /pets/{petId}` on 2030-12-05. Use
-   * `listPets({ status })` instead. Calling it emits a one-time warning
-   * (turn off with `deprecationWarnings: false`).
+   * @deprecated The service removes `GET /pets/{petId}` on 2030-12-05. The
+   * replacement it names, `listPets({ status })`, filters by status and
+   * cannot look up an id: find the id in a list (at most 100 animals per
+   * call; the service offers no paging), or keep what `createPet` answered.
+   * Calling it emits a one-time warning (turn off with
+   * `deprecationWarnings: false`).
    * @throws {NotFoundError} when no animal has this id.
    * @throws {RequestValidationError} when `petId` is not a safe integer (nothing is sent).
    */
@@ -205,7 +212,7 @@ export class PetsClient {
     if (this.#deprecationWarnings) {
       warnDeprecatedOnce(
         'ANIMAL_STORE_GET_PET_DEPRECATED',
-        'PetsClient.getPet (GET /pets/{petId}) is deprecated and will be removed on 2030-12-05; use listPets({ status }) instead.',
+        'PetsClient.getPet (GET /pets/{petId}) is deprecated and will be removed on 2030-12-05. The service names listPets({ status }) as its replacement, which filters by status and has no lookup by id: find the id in a list (at most 100 animals per call).',
       );
     }
   }

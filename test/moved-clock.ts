@@ -24,7 +24,10 @@ let passedTests = 0;
 let failedTests = 0;
 for (const clock of CLOCKS) {
   const started = Date.now();
-  const run = spawnSync('faketime', ['-f', clock, 'npx', 'vitest', 'run', '--reporter=dot'], {
+  // The fleet tests time their leases by Redis, whose clock stays: they run
+  // once, in the plain run, and would add a minute to each moved one.
+  const args = ['-f', clock, 'npx', 'vitest', 'run', '--reporter=dot'];
+  const run = spawnSync('faketime', [...args, '--exclude', 'test/redis-fleet.test.ts'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
     env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },

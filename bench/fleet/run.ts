@@ -11,7 +11,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { createClient } from 'redis';
+import {
+  type FleetService,
+  killMidRequest,
+  startFleet,
+  startFleetService,
+} from '../../test/helpers/fleet.js';
 import { type RedisServer, startRedis } from '../../test/helpers/redis-server.js';
+import { startCluster, startSentinels } from '../../test/helpers/redis-topologies.js';
 
 const LIMIT = 20;
 const WINDOW_MS = 2_000;
@@ -67,9 +74,13 @@ function startMock(): Promise<{ url: string; child: ChildProcess }> {
 }
 
 function startWorker(config: object): { child: ChildProcess; report: Promise<WorkerReport> } {
-  const child = spawn(process.execPath, [here('./worker.mjs'), JSON.stringify(config)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [here('../../test/helpers/fleet-worker.mjs'), JSON.stringify(config)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let errorLines = 0;
   child.stdout?.on('data', (d: Buffer) => {
@@ -193,10 +204,136 @@ async function run(
   };
 }
 
+/** Goodput over the windows that began at or after `from` and ended by `to`. */
+function goodputOf(service: FleetService, from: number, to: number): number {
+  const served = new Map<number, number>();
+  for (const { window, status } of service.arrivals) {
+    if (status === 429) continue;
+    const closesAt = Number(window) * 1000;
+    if (closesAt - WINDOW_MS >= from && closesAt <= to) {
+      served.set(closesAt, (served.get(closesAt) ?? 0) + 1);
+    }
+  }
+  const shares = [...served.values()].map((n) => n / LIMIT);
+  return shares.length ? shares.reduce((a, b) => a + b, 0) / shares.length : Number.NaN;
+}
+
+interface HealRow {
+  run: string;
+  runs: number;
+  limited: number;
+  goodput: number;
+  backWorstMs: number | undefined;
+  backMedianMs: number | undefined;
+  failed: number;
+}
+
+const KILL_RUNS = 9;
+// Long enough for two whole windows after the kill and its 2.5 s.
+const KILL_RUN_MS = 10_000;
+
+/**
+ * A worker killed 100 ms after one of its requests reached the service,
+ * which never answers it: the first request of a window, one in the middle,
+ * or the last, in turn, KILL_RUNS times. How long until the leases alive at
+ * the kill are gone (the worst run counts), and the goodput of the rest over
+ * the windows from 2.5 s after the kill.
+ */
+async function killRuns(redis: RedisServer, admin: Admin): Promise<HealRow> {
+  const backs: number[] = [];
+  const goodputs: number[] = [];
+  let limited = 0;
+  let failed = 0;
+  for (let run = 0; run < KILL_RUNS; run++) {
+    await admin.flushAll();
+    const service = await startFleetService(LIMIT, WINDOW_MS);
+    const start = Date.now() + BOOT_MS;
+    const end = start + KILL_RUN_MS;
+    const apiKey = `fleet-kill-${process.pid}-${run}`;
+    const workers = startFleet(4, service, {
+      apiKey,
+      start,
+      end,
+      concurrency: CONCURRENCY,
+      timeoutMs: 10_000,
+      redis: () => ({ client: 'node-redis', url: redis.url }),
+    });
+    const nth = [1, LIMIT / 2, LIMIT][run % 3]!;
+    const { kills, watched } = killMidRequest(
+      service,
+      workers,
+      admin,
+      [{ nth, after: start + 2_500 }],
+      end,
+    );
+    const ended = await Promise.all(workers.map((w) => w.report));
+    await watched;
+    await service.close();
+    const kill = kills[0];
+    if (kill?.backMs !== undefined) backs.push(kill.backMs);
+    else backs.push(Number.POSITIVE_INFINITY);
+    if (kill) goodputs.push(goodputOf(service, kill.at + 2_500, end));
+    limited += service.arrivals.filter((a) => a.status === 429).length;
+    for (const report of ended) {
+      for (const count of Object.values(report?.failed ?? {})) failed += count;
+    }
+    console.error(`kill run ${run + 1}: nth ${nth}, back after ${kill?.backMs} ms`);
+  }
+  const sorted = [...backs].sort((a, b) => a - b);
+  return {
+    run: 'worker SIGKILLed with a request in flight',
+    runs: KILL_RUNS,
+    limited,
+    goodput: goodputs.reduce((a, b) => a + b, 0) / Math.max(1, goodputs.length),
+    backWorstMs: sorted.at(-1),
+    backMedianMs: sorted[Math.floor(sorted.length / 2)],
+    failed,
+  };
+}
+
+/** 4 workers (2 node-redis, 2 ioredis) for 12 s on a topology, failed over 3 s in. */
+async function failoverRun(
+  name: string,
+  redis: (client: 'node-redis' | 'ioredis') => object,
+  failover: () => Promise<void>,
+): Promise<HealRow> {
+  const service = await startFleetService(LIMIT, WINDOW_MS);
+  const start = Date.now() + BOOT_MS;
+  const end = start + 12_000;
+  const apiKey = `fleet-failover-${process.pid}-${Date.now()}`;
+  const workers = startFleet(4, service, {
+    apiKey,
+    start,
+    end,
+    concurrency: CONCURRENCY,
+    timeoutMs: 5_000,
+    maxRetryDelayMs: 10_000,
+    redis,
+  });
+  await new Promise((resolve) => setTimeout(resolve, start - Date.now() + 3_000));
+  await failover();
+  const ended = await Promise.all(workers.map((w) => w.report));
+  await service.close();
+  let failed = 0;
+  for (const report of ended) {
+    for (const count of Object.values(report?.failed ?? {})) failed += count;
+  }
+  return {
+    run: name,
+    runs: 1,
+    limited: service.arrivals.filter((a) => a.status === 429).length,
+    goodput: goodputOf(service, start, end),
+    backWorstMs: undefined,
+    backMedianMs: undefined,
+    failed,
+  };
+}
+
 const redis = await startRedis();
 const mock = await startMock();
 const admin = await connectAdmin(redis.url);
 const rows: Row[] = [];
+const heals: HealRow[] = [];
 try {
   // `--only outages`: just the two fault runs (to study them without the rest).
   const outagesOnly = process.argv.includes('--only') && process.argv.includes('outages');
@@ -227,6 +364,37 @@ try {
     }),
   );
   console.error(JSON.stringify(rows.at(-1)));
+  if (!outagesOnly) {
+    heals.push(await killRuns(redis, admin));
+    const cluster = await startCluster();
+    try {
+      heals.push(
+        await failoverRun(
+          "Redis Cluster, CLUSTER FAILOVER of the key's master",
+          (client) => ({ client, cluster: cluster.nodes }),
+          () => cluster.failover('*:state'),
+        ),
+      );
+    } finally {
+      await cluster.stop();
+    }
+    const sentinels = await startSentinels();
+    try {
+      heals.push(
+        await failoverRun(
+          'Redis Sentinel, master SIGKILLed',
+          (client) => ({
+            client,
+            sentinel: { name: sentinels.name, sentinels: sentinels.sentinels },
+          }),
+          () => sentinels.failover(),
+        ),
+      );
+    } finally {
+      await sentinels.stop();
+    }
+    for (const heal of heals) console.error(JSON.stringify(heal));
+  }
 } finally {
   await admin.quit().catch(() => undefined);
   mock.child.kill();
@@ -241,6 +409,14 @@ const table = [
   ...rows.map(
     (r) =>
       `| ${r.run} | ${r.store} | ${r.calls} | ${r.limited} | ${r.intoClosed} | ${fmt(r.goodput)} | ${fmt(r.fairness)} | ${fmt(r.p50, 1)} ms | ${fmt(r.p99, 1)} ms | ${fmt(r.roundTrips)} | ${fmt(r.longestStoreMs, 0)} ms | ${r.failed || 'none'}${r.errorLines ? ` (${r.errorLines} error log lines)` : ''} |`,
+  ),
+];
+const healTable = [
+  '| run | runs | 429s | goodput | budget back after the kill (worst / median) | failed calls |',
+  '|---|---|---|---|---|---|',
+  ...heals.map(
+    (h) =>
+      `| ${h.run} | ${h.runs} | ${h.limited} | ${fmt(h.goodput)} | ${h.backWorstMs === undefined ? '–' : `${fmt(h.backWorstMs, 0)} / ${fmt(h.backMedianMs, 0)} ms`} | ${h.failed} |`,
   ),
 ];
 const redisRows = rows.filter((r) => r.store === 'redis' && r.run.startsWith('N='));
@@ -261,6 +437,10 @@ Goodput: successful responses per window ÷ limit, over the windows the run cove
 Goal with Redis, for every N: 0 × 429, 0 requests into closed windows, goodput ≥ 0.95, fairness within 2×: **${met ? 'met' : 'NOT met'}**.
 
 ${table.join('\n')}
+
+Healing and topologies, each on a plan of ${LIMIT} requests per ${WINDOW_MS / 1000} s window with ${CONCURRENCY} calls in flight per worker. A killed worker: 4 workers on node-redis; one is SIGKILLed 100 ms after one of its requests reached the service, which never answers it (the first request of a window, one in the middle, the last, in turn); "budget back" is how long until every lease alive at the kill is gone from Redis, and goodput is that of the rest over the windows from 2.5 s after the kill. Cluster: 3 masters with a replica each, \`CLUSTER FAILOVER\` of the master holding the key 3 s in. Sentinel: a master, a replica and three Sentinels; the master SIGKILLed 3 s in. Both with 2 workers on node-redis and 2 on ioredis for 12 s; goodput over the whole run.
+
+${healTable.join('\n')}
 <!-- fleet:end -->`;
 
 const path = here('../RESULTS.md');

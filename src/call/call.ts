@@ -26,7 +26,7 @@ import type { AttemptTrace, CallTrace, Tracing } from '../tracing/otel.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { CallContext } from './context.js';
 import { type Operation, validateInput, validateOutput } from './operations.js';
-import { BodyTooLarge, type Exchange, type PrepareHeaders } from './transport.js';
+import { BodyTooLarge, type Exchange, LeaseLapsed, type PrepareHeaders } from './transport.js';
 
 const HOLDS: Record<HoldReason, string> = {
   cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
@@ -374,6 +374,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     await ctx.quota.release(lease);
     throw error;
   }
+  if (ctx.quota.checksLeases) exchange.holds = () => ctx.quota.holds(lease);
   call.attempts = attemptNumber;
   const { hooks } = ctx;
   const seen = hooks.afterResponse !== undefined;
@@ -396,6 +397,14 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     try {
       response = await ctx.transport.send(call.operation, call.input, exchange, prepare);
     } catch (error) {
+      if (error instanceof LeaseLapsed) {
+        // Nothing left: the turn is asked for again.
+        span?.end(undefined, error);
+        ended = true;
+        await ctx.quota.release(lease);
+        exchange.close();
+        return await attempt(ctx, call, attemptNumber);
+      }
       // No response (a timeout, an abort, a connection lost): the request may
       // still have reached the service and been counted, so it is counted.
       await observe({ status: 0 });

@@ -43,6 +43,9 @@ class PlainRequest implements RequestInit {
   }
 }
 
+/** The request's lease lapsed before it left (its process was frozen, say): nothing was sent. */
+export class LeaseLapsed extends Error {}
+
 /** A body longer than the client reads (`maxResponseBytes`). */
 export class BodyTooLarge extends Error {
   constructor(maxBytes: number, why = `it is larger than maxResponseBytes (${maxBytes} bytes)`) {
@@ -74,6 +77,8 @@ export class Exchange {
   timedOut = false;
   /** Runs the fetch with the attempt's span active, when traced. */
   within: WithinSpan | undefined;
+  /** Whether the attempt's lease still holds, asked as the request leaves. */
+  holds: (() => boolean) | undefined;
 
   constructor(timeoutMs: number, signal: AbortSignal | undefined, raceFetch: boolean) {
     if (raceFetch) {
@@ -194,6 +199,7 @@ export class Transport {
     prepare?: PrepareHeaders,
   ): Promise<Response> {
     const fetch = async (request: Request) => {
+      if (exchange.holds?.() === false) throw new LeaseLapsed();
       const { within } = exchange;
       const response = await (within
         ? within(() => this.#dispatch(request))

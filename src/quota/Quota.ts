@@ -332,6 +332,24 @@ export class Quota {
     }
   }
 
+  /**
+   * Whether `lease` still holds, for a store that can say: checked as the
+   * request leaves. A store whose check breaks is taken to hold.
+   */
+  get checksLeases(): boolean {
+    return typeof this.#store.holds === 'function';
+  }
+
+  holds(lease: string): boolean {
+    const bucket = this.#bucket;
+    if (typeof bucket !== 'string') return true;
+    try {
+      return this.#store.holds?.(bucket, lease) !== false;
+    } catch {
+      return true;
+    }
+  }
+
   /** Ends the lease of a request that was never sent; a store failure goes to `onError`. */
   async release(lease: string): Promise<void> {
     try {

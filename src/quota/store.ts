@@ -31,8 +31,8 @@ export type Admission =
 export interface AdmitRequest {
   /**
    * By then the request surely got its response or gave up (its `timeoutMs`
-   * and a margin): a store shared by processes lets the lease lapse, so that
-   * a process killed mid-request does not keep budget.
+   * and a margin): a store shared by processes lets the lease lapse by then
+   * at the latest, so that a process killed mid-request does not keep budget.
    */
   readonly leaseMs: number;
 }
@@ -93,6 +93,14 @@ export interface QuotaStore {
   observe(bucket: string, lease: string, observation: Observation): Promise<void>;
   /** Ends a lease whose request was never sent. */
   release(bucket: string, lease: string): Promise<void>;
+  /**
+   * Whether a lease still holds, asked just before its request is sent.
+   * Optional: a store whose leases lapse (one shared by processes, whose
+   * leases outlive a dead process only briefly) answers `false` once the
+   * lease may have lapsed (the process was frozen, say), and the client asks
+   * for admission again instead of sending.
+   */
+  holds?(bucket: string, lease: string): boolean;
   /**
    * Calls `listener` whenever the bucket's state changes, until the returned
    * function is called. Optional: without it, held requests ask again when

@@ -22,8 +22,8 @@ const MAX_SHARES = 256;
  * of {@link MemoryQuotaStore} on what this process sees, and only its part of
  * each window. A window is split among the processes Redis last counted, by
  * each one's place in that count (4 among 3 processes: 2, 1 and 1), so that
- * the parts add up to the whole: what remained of the window when Redis was
- * lost, then each later window's limit, this process's requests to learn of
+ * the parts add up to the whole: nothing more of the window Redis was lost
+ * in, then each later window's limit, this process's requests to learn of
  * the window included. A process Redis never counted takes one request per
  * window.
  */
@@ -59,13 +59,16 @@ export class LocalShare {
   }
 
   /**
-   * Redis was just lost: from now on, this process sends only its part of
-   * what remains of each window it knows, which it now keeps itself.
+   * Redis was just lost: from now on, this process keeps each window itself.
+   * Of the window it was lost in, it sends nothing more: what this process
+   * last saw remain may be taken already by the others' requests in flight,
+   * and the parts of a remainder each process saw at another moment do not
+   * add up to it. Each later window is split by its limit.
    */
   begin(): void {
     const now = this.#now();
     for (const [bucket, share] of this.#shares) {
-      share.allowance = this.#part(share.remaining);
+      share.allowance = 0;
       if (share.resetAt > now) {
         const { limit, remaining, resetId } = share;
         void this.#memory.observe(bucket, '', {

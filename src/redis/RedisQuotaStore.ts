@@ -49,9 +49,17 @@ const HOLDS: ReadonlySet<string> = new Set<HoldReason>([
 
 /** A lease the local share granted (Redis was unreachable) starts with this. */
 const LOCAL = '~';
-// A waiting store's place in line outlives its announced wait by this much.
-const GRACE_MS = 2_000;
-// Lease lifetime when the client does not say (a client of an older release).
+// A lease, and a waiting store's place in line, lapse this long after the
+// store last renewed them: a process that dies, freezes or loses Redis gives
+// back its budget and its turn within that long.
+const LIFE_MS = 2_000;
+// A living store renews its leases and places in line this often: one script
+// call per bucket in use, whatever the number of requests in flight.
+const RENEW_MS = 1_000;
+// A lease is taken for lapsed this long before Redis would let it lapse: the
+// request it allows must leave before then, or ask again.
+const MARGIN_MS = 250;
+// How long a lease is renewed when the client does not say (a client of an older release).
 const DEFAULT_LEASE_MS = 60_000;
 // While Redis is unreachable, one call a second tries it again: every process
 // of a fleet finds it back within about that long of each other.
@@ -71,6 +79,14 @@ interface Watch {
   timer: ReturnType<typeof setInterval> | undefined;
 }
 
+/** A lease Redis granted, while its request is in flight. */
+interface Live {
+  /** Until then (`performance.now()`), the lease surely holds in Redis. */
+  heldUntil: number;
+  /** It is renewed until then at most: by then its request surely ended. */
+  readonly renewUntil: number;
+}
+
 function randomId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(9));
   return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
@@ -84,9 +100,11 @@ function randomId(): string {
  * through a 429's cooldown.
  *
  * Each admission, observation and release is one Lua script call, timed by
- * Redis `TIME`. Leases lapse after the request's `timeoutMs` and a margin, so
- * a killed process leaks no budget; waiting processes are served in arrival
- * order and woken through pub/sub. Every key expires. When Redis fails or is
+ * Redis `TIME`. Leases live 2 s, and each process renews those of its
+ * requests in flight once a second in one call per key: a process that dies
+ * or freezes gives its budget back within about 2 s, and a frozen one never
+ * sends on a lease that lapsed. Waiting processes take turns, one request
+ * each per round, and are woken through pub/sub. Every key expires. When Redis fails or is
  * slower than `commandTimeoutMs`, the store logs an `error` line and falls
  * back to this process's share of each window until Redis answers again.
  *
@@ -112,6 +130,9 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #watches = new Map<string, Watch>();
   /** Buckets where this store has a place in Redis's line. */
   readonly #queued = new Set<string>();
+  /** Leases Redis granted, per bucket, whose requests are in flight. */
+  readonly #live = new Map<string, Map<string, Live>>();
+  #renewal: ReturnType<typeof setInterval> | undefined;
   /** Buckets where Redis last said to wait for a response, with no time given. */
   readonly #untimed = new Set<string>();
   /** While set, Redis is not asked before this time (epoch ms). */
@@ -151,7 +172,14 @@ export class RedisQuotaStore implements QuotaStore {
 
   #keys(bucket: string): string[] {
     const base = `${this.#prefix}{${bucket}}:`;
-    return [`${base}state`, `${base}leases`, `${base}queue`, `${base}tickets`, `${base}members`];
+    return [
+      `${base}state`,
+      `${base}leases`,
+      `${base}queue`,
+      `${base}tickets`,
+      `${base}members`,
+      `${base}turns`,
+    ];
   }
 
   #channel(bucket: string): string {
@@ -236,6 +264,7 @@ export class RedisQuotaStore implements QuotaStore {
       if (!('lease' in admission) || Date.now() >= this.#settlingUntil) return admission;
       const held = this.#local.take(bucket);
       if (held === undefined) return admission;
+      this.#forget(bucket, admission.lease);
       this.#run(SCRIPTS.release, bucket, [admission.lease, this.#channel(bucket)]).catch(
         () => undefined,
       );
@@ -249,7 +278,8 @@ export class RedisQuotaStore implements QuotaStore {
 
   async #admit(bucket: string, leaseMs: number): Promise<Admission> {
     const lease = `${this.#id}.${++this.#leases}`;
-    const args = [lease, this.#id, this.#id, String(leaseMs), String(GRACE_MS)];
+    const args = [lease, this.#id, String(LIFE_MS), this.#channel(bucket)];
+    const asked = performance.now();
     const sent = this.#send(SCRIPTS.admit, bucket, args);
     let answered = true;
     // Redis may still run a script it answered too late: a lease granted then goes back.
@@ -269,14 +299,68 @@ export class RedisQuotaStore implements QuotaStore {
     }
     const { admission, members, index } = readAdmission(reply, lease);
     this.#local.counted(members, index);
-    if ('lease' in admission) this.#queued.delete(bucket);
-    else this.#queued.add(bucket);
+    if ('lease' in admission) {
+      this.#queued.delete(bucket);
+      const leases = this.#live.get(bucket) ?? new Map<string, Live>();
+      this.#live.set(bucket, leases);
+      leases.set(lease, { heldUntil: asked + LIFE_MS - MARGIN_MS, renewUntil: asked + leaseMs });
+    } else {
+      this.#queued.add(bucket);
+    }
+    this.#renewing();
     if ('reason' in admission && admission.waitMs === undefined) this.#untimed.add(bucket);
     else this.#untimed.delete(bucket);
     return admission;
   }
 
+  /** Whether a lease Redis granted still holds: a request must not leave on one that lapsed. */
+  holds(bucket: string, lease: string): boolean {
+    const live = this.#live.get(bucket)?.get(lease);
+    return live === undefined || performance.now() < live.heldUntil;
+  }
+
+  #forget(bucket: string, lease: string): void {
+    const leases = this.#live.get(bucket);
+    if (leases?.delete(lease) && leases.size === 0) this.#live.delete(bucket);
+  }
+
+  /** Renews, once a period, while this store has requests in flight or a place in line. */
+  #renewing(): void {
+    if (this.#renewal || this.#closed) return;
+    this.#renewal = setInterval(() => {
+      if (this.#live.size === 0 && this.#queued.size === 0) {
+        clearInterval(this.#renewal);
+        this.#renewal = undefined;
+        return;
+      }
+      for (const bucket of new Set([...this.#live.keys(), ...this.#queued])) {
+        this.#renew(bucket).catch(() => undefined);
+      }
+    }, RENEW_MS);
+    unref(this.#renewal);
+  }
+
+  async #renew(bucket: string): Promise<void> {
+    const now = performance.now();
+    const leases = this.#live.get(bucket) ?? new Map<string, Live>();
+    // A lease past its request's time limit is no longer renewed, and lapses.
+    const renewed = [...leases].filter(([, live]) => live.renewUntil > now);
+    const reply = await this.#shared(() =>
+      this.#run(SCRIPTS.renew, bucket, [
+        this.#id,
+        String(LIFE_MS),
+        this.#channel(bucket),
+        ...renewed.map(([lease]) => lease),
+      ]),
+    );
+    const lapsed = new Set(Array.isArray(reply) ? reply.map(String) : []);
+    for (const [lease, live] of renewed) {
+      live.heldUntil = lapsed.has(lease) ? 0 : now + LIFE_MS - MARGIN_MS;
+    }
+  }
+
   async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
+    this.#forget(bucket, lease);
     const local = lease.startsWith(LOCAL);
     // What this process saw also teaches its local share, should Redis fail.
     const lost = this.#downUntil > 0 || this.#closed;
@@ -313,6 +397,7 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   async release(bucket: string, lease: string): Promise<void> {
+    this.#forget(bucket, lease);
     if (lease.startsWith(LOCAL)) return this.#local.release(bucket, lease.slice(1));
     await this.#shared(() =>
       this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]),
@@ -405,6 +490,8 @@ export class RedisQuotaStore implements QuotaStore {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#renewal);
+    this.#renewal = undefined;
     for (const [bucket, watch] of this.#watches) {
       clearInterval(watch.timer);
       this.#watches.delete(bucket);
@@ -455,10 +542,22 @@ function describe(error: unknown): string {
   return message.slice(0, 300);
 }
 
-/** `promise`, or a rejection once `ms` pass. */
+/**
+ * `promise`, or a rejection once `ms` pass. Time this process did not run
+ * (frozen, or its event loop blocked) is not Redis's: a timer that fires
+ * that late gives Redis `ms` more, counted from when the process runs again.
+ */
 function within<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(message)), ms);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const arm = (again: boolean) => {
+      const due = performance.now() + ms;
+      timer = setTimeout(() => {
+        if (again && performance.now() - due > ms) arm(false);
+        else reject(new Error(message));
+      }, ms);
+    };
+    arm(true);
     promise.then(resolve, reject).finally(() => clearTimeout(timer));
   });
 }

@@ -1,22 +1,32 @@
-// The Redis store's Lua scripts. Each admission, observation, release and
-// leave is one script call: one round trip, atomic, and timed by Redis `TIME`,
-// never by a process's clock.
+// The Redis store's Lua scripts. Each admission, observation, release,
+// renewal and leave is one script call: one round trip, atomic, and timed by
+// Redis `TIME`, never by a process's clock.
 //
 // Keys of one bucket (all in one Redis Cluster slot through the `{bucket}` tag):
 //   KEYS[1] state    hash: `known` (0/1), `cooldown` (epoch ms, after a 429),
 //                    `quiet` (epoch ms, after requests that got no response), `probe` (lease),
-//                    `seq` (ticket counter), `w:<limit>` = "remaining:resetId:resetAt"
-//   KEYS[2] leases   zset: lease -> expiry (epoch ms); a killed process's leases lapse
-//   KEYS[3] queue    zset: ticket -> arrival number; one ticket per waiting store
-//   KEYS[4] tickets  zset: ticket -> expiry (epoch ms); a dead waiter's ticket lapses
+//                    `seq` (arrival counter), `turn` (the turn last served),
+//                    `w:<limit>` = "remaining:resetId:resetAt"
+//   KEYS[2] leases   zset: lease -> expiry (epoch ms); short, renewed by the living process
+//   KEYS[3] queue    zset: store -> its next turn and arrival (turn * 1e6 + arrival)
+//   KEYS[4] tickets  zset: store -> expiry of its place in line (epoch ms), renewed the same way
 //   KEYS[5] members  zset: store -> last seen (epoch ms); how many share the key
+//   KEYS[6] turns    hash: store -> "next:at", the turn after the last one it was served, and when
 // Every key expires a minute after the last thing it remembers ends.
+//
+// Turns go round: each request of a store takes the store's next turn, and a
+// store that was idle starts at the turn last served. A store is admitted
+// once the budget covers every turn that comes before its own (the turns of
+// the stores waiting in line), so with equal demand each store gets one
+// request per round, whatever its concurrency or its distance to Redis.
 
 const PRELUDE = `
-local S, L, Q, T, M = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local S, L, Q, T, M, U = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local MAX_WINDOWS = 4
+local ORDER = 1000000
+local BUSY_MS = 1000
 
 local function fmt(x) return string.format('%.0f', x) end
 
@@ -28,17 +38,20 @@ local function within_day(x)
   return math.max(0, math.min(x, DAY))
 end
 
+-- Forgets lapsed leases and places in line; how many it forgot.
 local function purge()
-  redis.call('ZREMRANGEBYSCORE', L, '-inf', now)
-  redis.call('ZREMRANGEBYSCORE', L, '(' .. fmt(now + DAY), '+inf')
-  redis.call('ZREMRANGEBYSCORE', T, '(' .. fmt(now + 2 * DAY), '+inf')
+  local gone = redis.call('ZREMRANGEBYSCORE', L, '-inf', now)
+  gone = gone + redis.call('ZREMRANGEBYSCORE', L, '(' .. fmt(now + DAY), '+inf')
+  redis.call('ZREMRANGEBYSCORE', T, '(' .. fmt(now + DAY), '+inf')
   local probe = redis.call('HGET', S, 'probe')
   if probe and not redis.call('ZSCORE', L, probe) then redis.call('HDEL', S, 'probe') end
   local stale = redis.call('ZRANGEBYSCORE', T, '-inf', now, 'LIMIT', 0, 64)
   for _, id in ipairs(stale) do
     redis.call('ZREM', Q, id)
     redis.call('ZREM', T, id)
+    gone = gone + 1
   end
+  return gone
 end
 
 -- What may be sent now: inflight, known, left (nil: no window binds), the
@@ -73,7 +86,7 @@ local function budget()
   return inflight, known, left, reset, cooldown, windows, quiet
 end
 
--- Which waiting tickets may go now, as one message ('' when none may).
+-- Which waiting stores may go now, as one message ('' when none may).
 local function next_tickets()
   local inflight, known, left, _, cooldown, _, quiet = budget()
   if cooldown > now or quiet > now then return '' end
@@ -106,34 +119,56 @@ local function touch()
     if top[2] then last = math.max(last, tonumber(top[2])) end
   end
   local ttl = fmt(math.min(last - now, 2 * DAY) + 60000)
-  for _, key in ipairs({ S, L, Q, T, M }) do redis.call('PEXPIRE', key, ttl) end
+  for _, key in ipairs({ S, L, Q, T, M, U }) do redis.call('PEXPIRE', key, ttl) end
+end
+
+-- How many stores Redis counts, and how many have an id below this one's.
+local function count(store)
+  local members, index = 0, 0
+  for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
+    members = members + 1
+    if id < store then index = index + 1 end
+  end
+  return members, index
 end
 `;
 
 /**
- * ARGV: lease, ticket, store, leaseMs, graceMs.
+ * ARGV: lease, store, leaseMs, wake channel.
  * Reply: {1, lease, members, index} or {0, reason, waitMs (-1: until a
  * response), members, index}; `index` is how many live stores have an id
  * below this one's, which splits a window among them when Redis is lost.
  */
 const ADMIT = `${PRELUDE}
-local lease, ticket, store = ARGV[1], ARGV[2], ARGV[3]
-local leaseMs, graceMs = math.max(1, within_day(ARGV[4])), within_day(ARGV[5])
-purge()
+local lease, store, channel = ARGV[1], ARGV[2], ARGV[4]
+local leaseMs = math.max(1, within_day(ARGV[3]))
+local lapsed = purge()
 redis.call('ZADD', M, fmt(now), store)
 redis.call('ZREMRANGEBYSCORE', M, '-inf', fmt(now - 60000))
-local members, index = 0, 0
-for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
-  members = members + 1
-  if id < store then index = index + 1 end
-end
+local members, index = count(store)
 local inflight, known, left, reset, cooldown, _, quiet = budget()
 
+-- This store's turn: its place in line, or the next after its last one. A
+-- store back after a pause (nothing asked for a second) starts at the turn
+-- last served: turns missed while idle are not owed.
+local served = tonumber(redis.call('HGET', S, 'turn')) or 0
+local placed = tonumber(redis.call('ZSCORE', Q, store))
+local turn
+if placed then
+  turn = math.floor(placed / ORDER)
+else
+  local mine, at = string.match(redis.call('HGET', U, store) or '', '^(%d+):(%d+)$')
+  mine, at = tonumber(mine), tonumber(at)
+  if mine and now - at <= BUSY_MS then turn = mine else turn = math.max(mine or 0, served) end
+end
+
 local function deny(reason, waitMs)
-  if not redis.call('ZSCORE', Q, ticket) then
-    redis.call('ZADD', Q, redis.call('HINCRBY', S, 'seq', 1), ticket)
+  if not placed then
+    local seq = redis.call('HINCRBY', S, 'seq', 1) % ORDER
+    redis.call('ZADD', Q, fmt(turn * ORDER + seq), store)
   end
-  redis.call('ZADD', T, fmt(now + math.max(waitMs, 0) + graceMs), ticket)
+  redis.call('ZADD', T, fmt(now + leaseMs), store)
+  if lapsed > 0 then wake(channel) end
   touch()
   return { 0, reason, waitMs, members, index }
 end
@@ -143,20 +178,35 @@ if quiet > now then return deny('no-response', quiet - now) end
 if left ~= nil and left <= 0 then
   return deny(inflight > 0 and 'budget-in-flight' or 'budget-exhausted', reset - now)
 end
--- Waiting stores go in arrival order: this one only once those ahead are served.
-local rank = redis.call('ZRANK', Q, ticket)
-local ahead = rank or redis.call('ZCARD', Q)
+-- The turns of the others in line that come before this one.
+local before = 0
+if left ~= nil or not known then
+  local line = redis.call('ZRANGE', Q, 0, 255, 'WITHSCORES')
+  for i = 1, #line, 2 do
+    if line[i] ~= store then
+      local score = tonumber(line[i + 1])
+      local theirs = math.floor(score / ORDER)
+      local turns = turn - theirs
+      if placed and theirs <= turn and score < placed then turns = turns + 1 end
+      if not placed and theirs <= turn then turns = turns + 1 end
+      if turns > 0 then before = before + turns end
+    end
+  end
+end
 if not known then
-  if redis.call('HGET', S, 'probe') or ahead > 0 then return deny('budget-unknown', -1) end
+  if redis.call('HGET', S, 'probe') or before > 0 then return deny('budget-unknown', -1) end
   redis.call('HSET', S, 'probe', lease)
-elseif left ~= nil and ahead >= left then
+elseif left ~= nil and before >= left then
   return deny('budget-in-flight', reset - now)
 end
 redis.call('ZADD', L, fmt(now + leaseMs), lease)
-if rank then
-  redis.call('ZREM', Q, ticket)
-  redis.call('ZREM', T, ticket)
+redis.call('HSET', U, store, fmt(turn + 1) .. ':' .. fmt(now))
+if turn > served then redis.call('HSET', S, 'turn', turn) end
+if placed then
+  redis.call('ZREM', Q, store)
+  redis.call('ZREM', T, store)
 end
+if lapsed > 0 then wake(channel) end
 touch()
 return { 1, lease, members, index }
 `;
@@ -211,12 +261,7 @@ redis.call('ZREM', L, lease)
 if redis.call('HGET', S, 'probe') == lease then redis.call('HDEL', S, 'probe') end
 wake(channel)
 touch()
-local members, index = 0, 0
-for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
-  members = members + 1
-  if id < ARGV[10] then index = index + 1 end
-end
-return { members, index }
+return { count(ARGV[10]) }
 `;
 
 /** ARGV: lease, wake channel. */
@@ -229,7 +274,31 @@ touch()
 return 1
 `;
 
-/** A store stops waiting. ARGV: ticket, wake channel. */
+/**
+ * A living store keeps its leases and its place in line: ARGV: store, lifeMs,
+ * wake channel, then the leases of its requests in flight. Reply: the leases
+ * that had lapsed already (never renewed: their requests must not be sent).
+ */
+const RENEW = `${PRELUDE}
+local store, lifeMs, channel = ARGV[1], math.max(1, within_day(ARGV[2])), ARGV[3]
+local lapsed = purge()
+local expiry = fmt(now + lifeMs)
+local gone = {}
+for i = 4, #ARGV do
+  if redis.call('ZSCORE', L, ARGV[i]) then
+    redis.call('ZADD', L, expiry, ARGV[i])
+  else
+    gone[#gone + 1] = ARGV[i]
+  end
+end
+if redis.call('ZSCORE', Q, store) then redis.call('ZADD', T, expiry, store) end
+redis.call('ZADD', M, fmt(now), store)
+if lapsed > 0 then wake(channel) end
+touch()
+return gone
+`;
+
+/** A store stops waiting. ARGV: store, wake channel. */
 const LEAVE = `${PRELUDE}
 purge()
 redis.call('ZREM', Q, ARGV[1])
@@ -241,7 +310,7 @@ return 1
 
 /** A Lua script with its SHA-1, for `EVALSHA`. */
 export interface RedisScript {
-  readonly name: 'admit' | 'observe' | 'release' | 'leave';
+  readonly name: 'admit' | 'observe' | 'release' | 'renew' | 'leave';
   /** The Lua source, for `EVAL` when the server does not know the script yet. */
   readonly source: string;
 }
@@ -250,5 +319,6 @@ export const SCRIPTS = {
   admit: { name: 'admit', source: ADMIT },
   observe: { name: 'observe', source: OBSERVE },
   release: { name: 'release', source: RELEASE },
+  renew: { name: 'renew', source: RENEW },
   leave: { name: 'leave', source: LEAVE },
 } as const satisfies Record<string, RedisScript>;
