@@ -40,7 +40,14 @@ export default defineConfig([
   // ESM is split: Zod, needed only once a value is declined, sits in its own
   // chunk that loads on that first decline, so bundlers keep it out of a
   // page's initial load and importing the SDK does not parse it.
-  { ...library, format: ['esm'], splitting: true },
+  // The mock's browser build (the `browser` condition of `./mock`) leaves out
+  // the loopback server.
+  {
+    ...library,
+    entry: { ...(library.entry as Record<string, string>), 'mock.browser': 'src/mock/browser.ts' },
+    format: ['esm'],
+    splitting: true,
+  },
   // CJS stays one file per entry; Zod's module there runs only on first use.
   {
     ...library,

@@ -256,7 +256,7 @@ export interface components {
          */
         "X-RateLimit-Reset": number;
         /**
-         * @description When the client may retry. Its format and unit are not shown by the interface document.
+         * @description When the client may retry. The service does not say its format or unit: the SDK reads delta-seconds or an HTTP-date.
          * @example 30
          */
         "Retry-After": string;

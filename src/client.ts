@@ -149,7 +149,9 @@ export class PetsClient {
    * ```
    */
   readonly withResponse: {
+    /** {@link PetsClient.listPets}, with the response the list came from. */
     listPets(params?: ListPetsParams, options?: RequestOptions): Promise<WithResponse<Pet[]>>;
+    /** {@link PetsClient.createPet}, with the response the animal came from. */
     createPet(pet: NewPet, options?: RequestOptions): Promise<WithResponse<Pet>>;
     /**
      * @deprecated The service removes `GET /pets/{petId}` on 2030-12-05. Its
@@ -233,6 +235,7 @@ export class PetsClient {
     return `PetsClient(${this.baseUrl})`;
   }
 
+  /** What `util.inspect` and `console.log` show: never the key. @internal */
   [INSPECT](): string {
     return `PetsClient ${JSON.stringify(this.toJSON())}`;
   }

@@ -3,8 +3,9 @@
  * ending in the version segment `/v1`. Pass `environment` to choose one, or
  * `baseUrl` to point the client anywhere else (a proxy, the mock server).
  *
- * The interface document gives no host names; these are the ones in
- * `spec/openapi.yaml`.
+ * The service has published no host names yet: these are the placeholders
+ * of the spec (`spec/openapi.yaml`), and a call to them fails at once, saying
+ * to pass the address your account was given.
  *
  * @example
  * ```ts

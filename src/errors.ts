@@ -69,6 +69,11 @@ export class AnimalStoreError extends Error {
     return json;
   }
 
+  /**
+   * `instanceof` that also knows this class's instances from the other build
+   * (ESM and CommonJS loaded in one process).
+   * @internal
+   */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     const brands = (value as Branded | null)?.[BRANDS];

@@ -40,6 +40,12 @@ export type {
   RequestOptions,
 } from './options.js';
 export { MemoryQuotaStore } from './quota/MemoryQuotaStore.js';
-export type { Admission, HoldReason, Observation, QuotaStore } from './quota/store.js';
+export type {
+  Admission,
+  AdmitRequest,
+  HoldReason,
+  Observation,
+  QuotaStore,
+} from './quota/store.js';
 export type { Logger, LogLevel } from './redact.js';
 export type { ErrorBody, ListPetsParams, NewPet, Pet, PetStatus } from './types.js';

@@ -110,6 +110,7 @@ export interface WithResponse<T> {
  * provider of `@opentelemetry/sdk-trace-base`).
  */
 export interface TracerProviderLike {
+  /** The tracer the client's spans are made with, named `@animal-store/sdk` with its version. */
   getTracer(name: string, version?: string): unknown;
 }
 

@@ -27,15 +27,22 @@ export interface FetchInit {
  * fetch's (undici's fits). This is the part the client reads.
  */
 export interface FetchResponse {
+  /** The HTTP status. */
   readonly status: number;
+  /** The reason phrase (quoted in messages, the key redacted). */
   readonly statusText: string;
+  /** The response headers, as a `Headers` reads them. */
   readonly headers: {
+    /** The value of a header, or `null`. */
     get(name: string): string | null;
+    /** Whether a header is present. */
     has(name: string): boolean;
+    /** Calls `callback` with each header. */
     forEach(callback: (value: string, name: string) => void): void;
   };
   /** A web `ReadableStream` of the body, or `null`. */
   readonly body: unknown;
+  /** The body as text, for a fetch whose body is no web stream. */
   text(): Promise<string>;
 }
 

@@ -178,9 +178,13 @@ export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
 
 /** Where log lines go; `console` fits. */
 export interface Logger {
+  /** Failures the call survived: a store that could not record, a hook that threw. */
   error(message: string): void;
+  /** Something to fix: an unknown option, headers that could not be used. */
   warn(message: string): void;
+  /** One line per retry and per hold. */
   info(message: string): void;
+  /** One line per request. */
   debug(message: string): void;
 }
 

@@ -1,5 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -190,4 +192,113 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
       await browser.close();
     }
   }, 30_000);
+});
+
+// The mock's msw handlers served by msw's service worker, the page bundling
+// `@animal-store/sdk/mock` by its package name as an application does (the
+// `browser` condition: no Node built-in may be reached).
+const WORKER_PAGE = `
+import { setupWorker } from 'msw/browser';
+import { createHandlers } from '@animal-store/sdk/mock';
+import { PetsClient, NotFoundError, RateLimitError } from '@animal-store/sdk';
+const run = async () => {
+  const baseUrl = location.origin + '/v1';
+  const handlers = createHandlers({ baseUrl, apiKeys: ['page-key'], plan: 'enterprise',
+    limits: { perMinute: 6, windowMs: 60_000 }, seed: [{ name: 'Rex', categoryId: 1, status: 'available' }] });
+  const worker = setupWorker(...handlers);
+  await worker.start({ quiet: true, onUnhandledRequest: 'bypass' });
+  const client = new PetsClient({ apiKey: 'page-key', baseUrl, dangerouslyAllowBrowser: true,
+    deprecationWarnings: false, logLevel: 'off', maxRetryDelayMs: 1000 });
+  const created = await client.createPet({ name: 'Worker', categoryId: 2 });
+  const fetched = await client.getPet(created.id);
+  const listed = await client.listPets();
+  const missing = await client.getPet(424242).catch((e) => e instanceof NotFoundError && e.status);
+  // Another program spends what is left of the window behind the client's back.
+  for (let left = 1; left > 0; ) {
+    const response = await fetch(baseUrl + '/pets', { headers: { authorization: 'Bearer page-key' } });
+    left = Number(response.headers.get('x-ratelimit-remaining'));
+  }
+  const limited = await client.listPets().catch((e) => e instanceof RateLimitError && e.status);
+  const unauthorized = await new PetsClient({ apiKey: 'wrong', baseUrl, dangerouslyAllowBrowser: true, logLevel: 'off' })
+    .listPets().catch((e) => e.name);
+  return { created, fetched, listed: listed.length, missing, limited, unauthorized,
+    rateLimit: client.rateLimit && client.rateLimit.limit, controlled: navigator.serviceWorker.controller !== null };
+};
+run().then((r) => { window.__result = r; }, (e) => { window.__result = { error: String(e && e.stack || e) }; });
+`;
+
+describe.runIf(available || inCI)('the mock in a browser, through msw’s service worker', () => {
+  it('answers the SDK’s three calls, a 404, a 401 and a 429 from the page itself', async () => {
+    expect(available, `CI must run the browser test: install Chromium at ${CHROMIUM}`).toBe(true);
+    const root = fileURLToPath(new URL('../', import.meta.url));
+    // `@animal-store/sdk` resolved as an application's node_modules would hold it.
+    const modules = mkdtempSync(join(tmpdir(), 'sdk-page-'));
+    mkdirSync(join(modules, '@animal-store'));
+    symlinkSync(root, join(modules, '@animal-store', 'sdk'));
+    let bundle: Awaited<ReturnType<typeof build>>;
+    try {
+      bundle = await build({
+        stdin: { contents: WORKER_PAGE, resolveDir: root, loader: 'js' },
+        nodePaths: [modules],
+        // Not the repository's tsconfig, whose paths map the package to its sources.
+        tsconfigRaw: '{}',
+        bundle: true,
+        format: 'esm',
+        platform: 'browser',
+        outdir: '/app',
+        write: false,
+        logLevel: 'error',
+      });
+    } finally {
+      rmSync(modules, { recursive: true, force: true });
+    }
+    const script = bundle.outputFiles?.find((f) => f.path.endsWith('.js'))?.text ?? '';
+    const workerScript = readFileSync(join(root, 'node_modules/msw/lib/mockServiceWorker.js'));
+    const server = createServer((request, response) => {
+      if (request.url === '/app.js' || request.url === '/mockServiceWorker.js') {
+        response.writeHead(200, { 'content-type': 'text/javascript' });
+        response.end(request.url === '/app.js' ? script : workerScript);
+        return;
+      }
+      response.writeHead(request.url === '/' ? 200 : 404, { 'content-type': 'text/html' });
+      response.end(
+        '<!doctype html><title>mock</title><script type="module" src="/app.js"></script>',
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
+    try {
+      const tab = await browser.newPage();
+      const errors: string[] = [];
+      tab.on('pageerror', (error) => errors.push(String(error)));
+      await tab.goto(`http://127.0.0.1:${port}/`);
+      await tab.waitForFunction(
+        () => (window as { __result?: unknown }).__result !== undefined,
+        undefined,
+        { timeout: 20_000 },
+      );
+      const result = await tab.evaluate(
+        () => (window as unknown as { __result: Record<string, unknown> }).__result,
+      );
+      expect(errors).toEqual([]);
+      expect(result).toEqual({
+        created: { id: 2, name: 'Worker', categoryId: 2 },
+        fetched: { id: 2, name: 'Worker', categoryId: 2 },
+        listed: 2,
+        missing: 404,
+        limited: 429,
+        unauthorized: 'AuthenticationError',
+        rateLimit: 6,
+        controlled: true,
+      });
+    } finally {
+      await browser.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 40_000);
 });

@@ -12,7 +12,7 @@ describe('npm pack', () => {
     const [{ files }] = JSON.parse(out) as [{ files: { path: string }[] }];
     const paths = files.map((f) => f.path);
     const allowed =
-      /^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|dist\/THIRD-PARTY-NOTICES\.md|spec\/openapi\.yaml|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/;
+      /^(dist\/[\w.-]+\.(js|cjs|d\.ts|d\.cts)|dist\/THIRD-PARTY-NOTICES\.md|docs\/[\w-]+\.md|spec\/openapi\.yaml|README\.md|CHANGELOG\.md|LICENSE|package\.json)$/;
     expect(paths.filter((p) => !allowed.test(p))).toEqual([]);
     for (const needed of [
       'dist/index.js',

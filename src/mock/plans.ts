@@ -10,7 +10,7 @@ export interface RateLimits {
   readonly windowMs?: number | undefined;
 }
 
-/** The plans of the interface document (section 8.2). */
+/** The service's plans and their limits, as the service publishes them. */
 export type Plan = 'free' | 'pro' | 'business' | 'enterprise';
 
 /** Limits of each plan; Enterprise is custom, so it takes `limits` (these are only its defaults). */

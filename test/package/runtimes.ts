@@ -8,13 +8,18 @@
  * another project, and the runtime matrix an ESM and a CommonJS consumer under Node 20 (this machine's), Node
  * 22 and 24 (npm packages node-<os>-<arch>@22/24), Bun and Deno (npm packages
  * bun, deno), each doing list/create/get against the loopback mock, and one
- * call with a bad input, whose issues come from the lazily loaded Zod chunk.
+ * call with a bad input, whose issues come from the lazily loaded Zod chunk;
+ * and a Cloudflare Worker (the SDK bundled by esbuild, run by workerd, the npm
+ * package, with and without `nodejs_compat`).
  * Prints one line per runtime × module system; exits 1 if any fails.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { build } from 'esbuild';
 import { SAMPLE_PETS, startMockServer } from '../../src/mock/index.js';
 import { MSW_MISSING } from '../../src/mock/msw-missing.js';
 import { platform, runtimeBin } from '../helpers/runtimes.js';
@@ -68,6 +73,24 @@ const FILES: Record<string, string> = {
   'redis-esm.mjs': redisCheck("import { RedisQuotaStore } from '@animal-store/sdk/redis';"),
   'redis-cjs.cjs': redisCheck("const { RedisQuotaStore } = require('@animal-store/sdk/redis');"),
 };
+
+// A Cloudflare Worker: the SDK bundled by esbuild from `project` as a worker
+// bundler does, served by workerd on loopback; its `fetch` reaches the mock
+// through a `network` service that allows local addresses only.
+const WORKER = `import { PetsClient, NotFoundError } from '@animal-store/sdk';
+export default {
+  async fetch(request) {
+    const baseUrl = new URL(request.url).searchParams.get('mock');
+    const client = new PetsClient({ apiKey: 'worker-key', baseUrl, deprecationWarnings: false, logLevel: 'off' });
+    const created = await client.createPet({ name: 'Worker', categoryId: 5 });
+    const fetched = await client.getPet(created.id);
+    const listed = await client.listPets({ limit: 100 });
+    const missing = await client.getPet(987654321).then(() => false, (error) => error instanceof NotFoundError);
+    const ok = fetched.name === 'Worker' && listed.some((pet) => pet.id === created.id) && missing && client.rateLimit?.limit > 0;
+    return new Response(ok ? 'ok' : JSON.stringify({ created, fetched, listed, missing, rateLimit: client.rateLimit }));
+  },
+};
+`;
 
 const run = promisify(execFile);
 const runtimes: {
@@ -230,8 +253,94 @@ try {
       if (!ok) console.log(`${result.stdout}${result.stderr}`.trim().replace(/^/gm, '    '));
     }
   }
+  for (const nodejsCompat of [false, true]) {
+    const label = `${'workerd'.padEnd(14)} ${(nodejsCompat ? 'nodejs_compat' : 'ESM').padEnd(11)}`;
+    const command = runtimeBin('workerd@1', 'workerd/bin/workerd');
+    if (!command) {
+      console.log(`${label}  SKIP (its npm package does not install here)`);
+      continue;
+    }
+    ran++;
+    const result = await inWorkerd(command, project, mock.url, nodejsCompat).catch(
+      (error: Error) => `FAIL ${error.message}`,
+    );
+    const ok = result === 'ok';
+    if (!ok) failed++;
+    console.log(`${label}  ${ok ? 'PASS' : result}`);
+  }
 } finally {
   await mock.close();
 }
 console.log(`runtimes: ${ran - failed} passed, ${failed} failed`);
 if (failed > 0 || ran === 0) process.exit(1);
+
+async function inWorkerd(
+  command: string,
+  project: string,
+  mockUrl: string,
+  nodejsCompat: boolean,
+): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'animal-store-workerd-'));
+  const child = { process: undefined as ReturnType<typeof spawn> | undefined };
+  try {
+    await build({
+      stdin: { contents: WORKER, resolveDir: project, loader: 'js' },
+      bundle: true,
+      format: 'esm',
+      platform: 'browser',
+      conditions: ['workerd', 'worker', 'browser'],
+      outfile: join(dir, 'worker.js'),
+      logLevel: 'silent',
+    });
+    const port = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    writeFileSync(
+      join(dir, 'config.capnp'),
+      `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .worker),
+    (name = "internet", network = (allow = ["local"])),
+  ],
+  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+);
+const worker :Workerd.Worker = (
+  modules = [(name = "worker", esModule = embed "worker.js")],
+  compatibilityDate = "2025-09-01",
+  compatibilityFlags = [${nodejsCompat ? '"nodejs_compat"' : ''}],
+);
+`,
+    );
+    let output = '';
+    child.process = spawn(command, ['serve', join(dir, 'config.capnp')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.process.stdout?.on('data', (chunk: Buffer) => {
+      output += String(chunk);
+    });
+    child.process.stderr?.on('data', (chunk: Buffer) => {
+      output += String(chunk);
+    });
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const answer = await fetch(
+        `http://127.0.0.1:${port}/?mock=${encodeURIComponent(mockUrl)}`,
+      ).then(
+        (response) => response.text(),
+        () => undefined,
+      );
+      if (answer !== undefined) return answer === 'ok' ? 'ok' : `FAIL ${answer}\n${output}`;
+      if (Date.now() > deadline || child.process.exitCode !== null) {
+        return `FAIL workerd did not serve: ${output.slice(0, 2000)}`;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    child.process?.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -26,10 +26,13 @@ import { root } from './pack.js';
  * getter, a `signal` that is none, header values and connection headers,
  * unknown option names warned of), every way out of an attempt ending its
  * lease, a process-local cooldown after a 429 that no store can lose, a
- * store's `observe` bounded, the key kept out of quoted errors and a `baseUrl`.
+ * store's `observe` bounded, the key kept out of quoted errors and a `baseUrl`;
+ * then by 0.25 kB (20.50 kB measured) for the check that a lease still holds
+ * as its request leaves (a process frozen past its lease sends nothing).
+ * `plain` is one `listPets` call bundled without splitting (27.55 kB).
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 20.5 * 1024, total: 28.25 * 1024 };
+export const BUDGET = { initial: 20.75 * 1024, total: 28.5 * 1024, plain: 28 * 1024 };
 
 export interface Size {
   minified: number;
@@ -101,18 +104,42 @@ export async function measureBundle(entry = `${root}dist/index.js`, plugins: Plu
   return { initial, total, lazy, chunks: result.outputFiles.length };
 }
 
+/**
+ * What a plain `esbuild --bundle --minify --format=esm` of one `listPets` call
+ * gives, without code splitting: one file, Zod inlined.
+ */
+export async function measurePlain(entry = `${root}dist/index.js`): Promise<Size> {
+  const result = await build({
+    stdin: {
+      contents: `import { PetsClient } from ${JSON.stringify(entry)};\nawait new PetsClient().listPets();`,
+      resolveDir: root,
+      loader: 'js',
+    },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+  });
+  return sizeOf(result.outputFiles[0]!.contents);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const size = await measureBundle();
+  const size = { ...(await measureBundle()), plain: await measurePlain() };
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(size));
   } else {
     const kb = (n: number) => `${(n / 1024).toFixed(2)} kB`;
     const line = (s: Size) => `${kb(s.minified)} min, ${kb(s.gzip)} min+gz, ${kb(s.brotli)} min+br`;
     console.log(
-      `browser bundle of PetsClient: initial ${line(size.initial)} (budget ${kb(BUDGET.initial)} min+gz); with the lazy Zod chunk ${line(size.total)} (budget ${kb(BUDGET.total)} min+gz)`,
+      `browser bundle of PetsClient, split (esbuild --splitting): initial ${line(size.initial)} (budget ${kb(BUDGET.initial)} min+gz); with the lazy Zod chunk ${line(size.total)} (budget ${kb(BUDGET.total)} min+gz)`,
+    );
+    console.log(
+      `browser bundle of one listPets call, plain (esbuild --bundle --minify --format=esm): ${line(size.plain)} (budget ${kb(BUDGET.plain)} min+gz)`,
     );
     let over = false;
-    for (const part of ['initial', 'total'] as const) {
+    for (const part of ['initial', 'total', 'plain'] as const) {
       if (size[part].gzip > BUDGET[part]) {
         console.error(
           `The ${part} bundle is over budget by ${size[part].gzip - BUDGET[part]} bytes gzip.`,
