@@ -297,6 +297,32 @@ describe('when Redis is slow or gone', () => {
     expect(lines.warn.join('\n')).toMatch(/Redis answers again/);
   });
 
+  it('wakes the calls the local share held as soon as Redis answers again', async () => {
+    const { store } = await storeOf('ioredis', {
+      prefix: 't:wake-back:',
+      url: paused.url,
+      commandTimeoutMs: 100,
+    });
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await store.observe(BUCKET, probe, { status: 200, window: window(0, 60_000) });
+    let woken = 0;
+    const unwatch = store.watch(BUCKET, () => woken++);
+    paused.pause();
+    try {
+      expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+        reason: 'budget-exhausted',
+      });
+    } finally {
+      paused.resume();
+    }
+    await sleep(1_100); // Redis is tried again a second after it was lost
+    const before = woken;
+    await store.admit(BUCKET, { leaseMs: 10_000 });
+    // Woken by the answer itself, not by a timer a second later.
+    expect(woken).toBeGreaterThan(before);
+    unwatch();
+  });
+
   it('keeps to its part for a moment after Redis is back, while others may not be', async () => {
     const prefix = 't:settle:';
     const { store, lines } = await storeOf('ioredis', {
@@ -414,6 +440,22 @@ describe('when Redis is slow or gone', () => {
     expect(woken).toBeGreaterThan(0);
     unwatch();
     leaseOf(await b.admit(BUCKET, { leaseMs: 10_000 }));
+  });
+});
+
+describe('RedisQuotaStore closed while calls wait', () => {
+  it('wakes them to ask its local share, which sends nothing more of the window it was in', async () => {
+    const { store } = await storeOf('node-redis');
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await store.observe(BUCKET, probe, { status: 200, window: window(5, 60_000) });
+    let woken = 0;
+    const unwatch = store.watch(BUCKET, () => woken++);
+    await store.close();
+    expect(woken).toBeGreaterThan(0);
+    expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      reason: 'budget-exhausted',
+    });
+    unwatch();
   });
 });
 

@@ -200,6 +200,18 @@ export class RedisQuotaStore implements QuotaStore {
     return redis.eval(script.source, keys, args);
   }
 
+  /** Whether the local share admits: Redis is lost, or the store closed. */
+  get #away(): boolean {
+    return this.#downUntil > 0 || this.#closed;
+  }
+
+  /** Every call waiting on this store asks again. */
+  #wakeAll(): void {
+    for (const watch of this.#watches.values()) {
+      for (const listener of watch.listeners) listener();
+    }
+  }
+
   #timed<T>(promise: Promise<T>): Promise<T> {
     return within(promise, this.#timeoutMs, `Redis did not answer within ${this.#timeoutMs} ms`);
   }
@@ -220,6 +232,8 @@ export class RedisQuotaStore implements QuotaStore {
       const result = await work();
       if (wasDown) {
         this.#downUntil = 0;
+        // Calls the local share held, with no end in sight, ask Redis now.
+        this.#wakeAll();
         this.#settlingUntil = Date.now() + RETRY_MS + 2 * this.#timeoutMs;
         // What this process saw while Redis was lost tightens what Redis remembers.
         for (const [bucket, window] of this.#local.reports()) {
@@ -363,7 +377,7 @@ export class RedisQuotaStore implements QuotaStore {
     this.#forget(bucket, lease);
     const local = lease.startsWith(LOCAL);
     // What this process saw also teaches its local share, should Redis fail.
-    const lost = this.#downUntil > 0 || this.#closed;
+    const lost = this.#away;
     await this.#local.observe(bucket, local ? lease.slice(1) : lease, observation, { local, lost });
     await this.#shared(() => this.#report(bucket, lease, observation)).catch((error: unknown) => {
       if (!(error instanceof RedisUnavailable)) throw error;
@@ -416,7 +430,7 @@ export class RedisQuotaStore implements QuotaStore {
       };
       const recheck = this.#redis.subscribe ? RECHECK_SUBSCRIBED_MS : RECHECK_POLLING_MS;
       created.timer = setInterval(() => {
-        if (this.#untimed.has(bucket) || this.#downUntil > 0) {
+        if (this.#untimed.has(bucket) || this.#away) {
           for (const wake of created.listeners) wake();
         }
       }, recheck);
@@ -429,7 +443,7 @@ export class RedisQuotaStore implements QuotaStore {
     const own = watch;
     // The local share's changes matter only while it admits.
     const stopLocal = this.#local.watch(bucket, () => {
-      if (this.#downUntil > 0) listener();
+      if (this.#away) listener();
     });
     listeners.add(listener);
     return () => {
@@ -484,17 +498,18 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Ends the store's subscriptions and the connection it opened for them
-   * (never the client it was given). Calls admitted afterwards use the local
-   * share.
+   * Ends the store's subscriptions, the connection it opened for them (never
+   * the client it was given) and its renewals. From then on it is the local
+   * share, as when Redis is lost: nothing more of the windows it was in, then
+   * this process's part of each later one; calls waiting now ask it at once.
    */
   async close(): Promise<void> {
-    this.#closed = true;
-    clearInterval(this.#renewal);
-    this.#renewal = undefined;
-    for (const [bucket, watch] of this.#watches) {
-      clearInterval(watch.timer);
-      this.#watches.delete(bucket);
+    if (!this.#closed) {
+      if (this.#downUntil === 0) this.#local.begin();
+      this.#closed = true;
+      clearInterval(this.#renewal);
+      this.#renewal = undefined;
+      this.#wakeAll();
     }
     await this.#redis.close?.();
   }
