@@ -2,7 +2,12 @@ type WarningProcess = {
   emitWarning?: (message: string, options: { type: string; code: string }) => void;
 };
 
-const warned = new Set<string>();
+// Shared through globalThis, so that the ESM and CommonJS builds loaded in
+// one process warn once between them.
+const shared = globalThis as { [key: symbol]: unknown };
+const WARNED = Symbol.for('@animal-store/sdk/deprecations-warned@1');
+shared[WARNED] ??= new Set<string>();
+const warned = shared[WARNED] as Set<string>;
 
 /**
  * Emits a deprecation warning once per process and code: through

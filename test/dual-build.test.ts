@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 const dist = new URL('../dist/', import.meta.url);
@@ -26,5 +28,27 @@ describe('the ESM and CommonJS builds loaded together', () => {
     expect(fromCjs).not.toBeInstanceOf(esm.RateLimitError);
     expect(new esm.TimeoutError('t')).toBeInstanceOf(cjs.ConnectionError);
     expect(fromCjs.name).toBe('NotFoundError');
+  });
+
+  it('warn of a deprecated call once between them', async () => {
+    const script = `
+      import { createRequire } from 'node:module';
+      const esm = await import(${JSON.stringify(new URL('index.js', dist).href)});
+      const cjs = createRequire(import.meta.url)(${JSON.stringify(new URL('index.cjs', dist).pathname)});
+      let warnings = 0;
+      process.on('warning', (w) => { if (w.code === 'ANIMAL_STORE_GET_PET_DEPRECATED') warnings++; });
+      const fetch = async () => new Response('{"id":1,"name":"Rex","categoryId":1}', { headers: { 'content-type': 'application/json' } });
+      for (const sdk of [esm, cjs]) {
+        await new sdk.PetsClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1', fetch, logLevel: 'off' }).getPet(1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      console.log(warnings);
+    `;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { encoding: 'utf8' },
+    );
+    expect(stdout.trim()).toBe('1');
   });
 });
