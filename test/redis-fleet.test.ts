@@ -85,7 +85,7 @@ describe('a fleet whose processes die or freeze', () => {
       [
         { nth: 1, after: start + 2_500 },
         { nth: LIMIT / 2, after: start + 6_000 },
-        { nth: LIMIT, after: start + 9_500 },
+        { nth: LIMIT, after: start + 8_500 },
       ],
       end,
     );

@@ -191,7 +191,7 @@ export interface Kill {
 /**
  * Kills the worker that sends the `nth` request of a window after `after`,
  * 100 ms after it arrived (the service never answers it); records the kill
- * and, while `until` has not passed, when the leases alive at it are gone.
+ * and, until `until` and then until its leases are gone (5 s at most), when they are gone.
  */
 export function killMidRequest(
   service: FleetService,
@@ -213,8 +213,11 @@ export function killMidRequest(
         }, 100),
     });
   }
+  // Watched until `until`, and past it until every kill's leases are gone
+  // (at most 5 s after the kill).
+  const pending = () => kills.some((k) => k.backMs === undefined && Date.now() - k.at < 5_000);
   const watched = (async () => {
-    while (Date.now() < until) {
+    while (Date.now() < until || pending()) {
       const live = new Set(await liveLeases(admin));
       for (const kill of kills) {
         if (kill.backMs === undefined && !kill.leases.some((lease) => live.has(lease))) {
