@@ -126,7 +126,9 @@ describe('budgets a hostile or odd server states', () => {
     closers.push(bucket.close);
     const client = clientFor(bucket.url);
     await Promise.all(Array.from({ length: 50 }, () => client.listPets()));
-    expect(bucket.stats.mostInFlight).toBeGreaterThanOrEqual(40);
+    // Such a window lasts a second: on a loaded machine the burst can straddle
+    // two, each opened by one request alone. One at a time would be 1 or 2.
+    expect(bucket.stats.mostInFlight).toBeGreaterThanOrEqual(25);
   });
 
   it('holds on nothing left whose reset is more than a day away, instead of sending into 429s', async () => {
