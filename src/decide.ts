@@ -17,13 +17,24 @@ export const BACKOFF_FLOOR_MS = 100;
  */
 export const DISBELIEVED_COOLDOWN_MS = 60_000;
 
+/** First wait after a 429 that says nothing of when to come back, in milliseconds. */
+export const LEARNT_BASE_MS = 1_000;
+/** Longest such wait: the service's shortest window. */
+export const LEARNT_CAP_MS = 60_000;
+
 /**
  * Exponential back-off with jitter for the wait after failed attempt
- * `attempt` (1-based): 500 ms, 1 s, 2 s, 4 s, 8 s… capped at 8 s, each
- * randomly shortened by up to half so that clients do not retry in lockstep.
+ * `attempt` (1-based): 500 ms, 1 s, 2 s, 4 s, 8 s… capped at 8 s (or from
+ * `base` up to `cap`), each randomly shortened by up to half so that clients
+ * do not retry in lockstep.
  */
-export function backoffDelay(attempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempt - 1));
+export function backoffDelay(
+  attempt: number,
+  random: () => number = Math.random,
+  base = BACKOFF_BASE_MS,
+  cap = BACKOFF_CAP_MS,
+): number {
+  const ceiling = Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
   return Math.round(ceiling * (1 - random() * 0.5));
 }
 
@@ -94,14 +105,22 @@ export interface Situation {
   readonly resend: boolean;
   /** Attempts sent so far, the failed one included. */
   readonly attempt: number;
+  /** 429s in a row for the key, this one included. */
+  readonly strikes?: number;
   readonly maxRetryDelayMs: number;
   readonly random: () => number;
 }
 
 /** The decision on a failed attempt. */
 export interface Decision {
-  /** Wait this long, then try again; `undefined`: the call fails with the attempt's error. */
-  readonly retry?: { readonly delayMs: number; readonly reason: RetryReason } | undefined;
+  /**
+   * Wait this long, then try again; `undefined`: the call fails with the
+   * attempt's error. `held`: the wait is the key's cooldown, which the quota
+   * holds every call for (this one's next attempt included), so it is taken there.
+   */
+  readonly retry?:
+    | { readonly delayMs: number; readonly reason: RetryReason; readonly held?: true }
+    | undefined;
   /** For a 429: how long the key cools down for every caller, from now. */
   readonly cooldownMs?: number | undefined;
   /** For a 429: the wait was asked for but is longer than the client takes. */
@@ -117,9 +136,10 @@ const backoff = (reason: RetryReason, { resend, attempt, maxRetryDelayMs, random
 /**
  * Whether a failed attempt is retried, after how long and why. A 429 waits
  * what the service asks (never less than {@link BACKOFF_FLOOR_MS}, even for
- * `Retry-After: 0`), else backs off, and cools the key down as long; a 429
- * asking more than a day is not believed, cools the key a minute, and is not
- * retried. A 5xx, a timeout or no response backs off, for operations that may
+ * `Retry-After: 0`), else backs off by the key's 429s in a row (1 s doubling
+ * up to a minute, with jitter: a limiter that says nothing is given time to
+ * recover), and cools the key down as long; a 429 asking more than a day is
+ * not believed, cools the key a minute, and is not retried. A 5xx, a timeout or no response backs off, for operations that may
  * be resent. Anything else (400, 401, 404, a body that does not validate) is
  * final. Whether retries are left is p-retry's count, not this.
  */
@@ -132,13 +152,15 @@ export function decide(outcome: Outcome, situation: Situation): Decision {
   if (status !== 429) return {};
   if (outcome.retryAfterTooFar) return { cooldownMs: DISBELIEVED_COOLDOWN_MS, tooLong: true };
   const asked = outcome.retryAfter;
+  const { strikes = 1, random } = situation;
   const wanted = Math.max(
     BACKOFF_FLOOR_MS,
-    asked?.ms ?? backoffDelay(situation.attempt, situation.random),
+    asked?.ms ?? backoffDelay(strikes, random, LEARNT_BASE_MS, LEARNT_CAP_MS),
   );
   const delayMs = waitToTake(wanted, asked !== undefined, situation.maxRetryDelayMs);
   if (delayMs === undefined) return { cooldownMs: wanted, tooLong: asked !== undefined };
   // The key cools down as long as the retry waits: a back-off of the client's
   // own, capped at maxRetryDelayMs, is capped for every caller alike.
-  return { cooldownMs: delayMs, retry: { delayMs, reason: asked?.source ?? 'rate-limited' } };
+  const reason = asked?.source ?? 'rate-limited';
+  return { cooldownMs: delayMs, retry: { delayMs, reason, held: true } };
 }

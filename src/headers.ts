@@ -1,8 +1,10 @@
-import { parseList } from './structured-fields.js';
+import { type Member, parseList } from './structured-fields.js';
 
 // Everything the SDK reads about time from a response, as pure functions of
-// the headers and a clock reading: the rate-limit window in any dialect,
-// Retry-After and the server's clock (Date). Nothing here keeps state.
+// the headers and a clock reading: the rate-limit window in whichever form a
+// limiter states it, Retry-After and the server's clock (Date). Every form is
+// read into the same few facts (limit, remaining, reset, the window's length
+// when stated); nothing here keeps state or throws.
 
 /**
  * The rate-limit state a response reported: through its `X-RateLimit-*`
@@ -25,11 +27,17 @@ export interface WindowReport {
   readonly resetId: number;
   /**
    * The reset was sent as seconds until it, so `resetId` is an estimate: the
-   * report belongs to the window of its limit still known, if any.
+   * report belongs to the window of its limit still known, if any. Such a
+   * reset may have been rounded down, so `resetInMs` holds a second more than
+   * was said: a store may take that second off when the value said is the
+   * window's whole length (`windowMs`, or the longest said before), which no
+   * rounding can have shortened.
    */
   readonly approximate?: boolean | undefined;
   /** Milliseconds from the response to the reset, on the service's clock. */
   readonly resetInMs: number;
+  /** The window's length, when the limiter stated it (a policy's `w`). */
+  readonly windowMs?: number | undefined;
 }
 
 /**
@@ -51,7 +59,7 @@ export type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
 
 /** What one response says about time, read once. */
 export interface ResponseTiming {
-  /** The budget the response reported, in any dialect read, when complete and credible. */
+  /** The budget the response reported, in any form read, when complete and credible. */
   readonly rateLimit: RateLimitInfo | undefined;
   /**
    * The same window, for the quota; `undefined` is "nothing usable", whether
@@ -92,39 +100,21 @@ const excerpt = (value: string) => JSON.stringify(value);
  */
 function serverNow(headers: Headers, nowMs: number, ignored: string[]): number {
   const date = headers.get('date');
-  if (date === null) return nowMs;
-  const at = Date.parse(date);
-  if (Number.isNaN(at)) return nowMs;
+  const at = date === null ? Number.NaN : Date.parse(date);
   const skew = Math.abs(at - nowMs);
-  if (skew <= SKEW_TOLERANCE_MS) return nowMs;
-  if (skew > HORIZON_MS) {
-    ignored.push(`Date ${excerpt(date)} (more than a day from the local clock)`);
-    return nowMs;
-  }
-  return at;
+  if (Number.isNaN(at) || skew <= SKEW_TOLERANCE_MS) return nowMs;
+  if (skew <= HORIZON_MS) return at;
+  ignored.push(`Date ${excerpt(date ?? '')} (more than a day from the local clock)`);
+  return nowMs;
 }
 
-const DELTA_SECONDS = /^\s*(\d+(?:\.\d+)?)\s*$/;
-
 function parseOne(value: string, serverMs: number): number | undefined {
-  const delta = DELTA_SECONDS.exec(value);
+  const delta = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
   if (delta) return Math.ceil(Number(delta[1]) * 1000);
   // An HTTP-date always names a weekday and GMT; Date.parse alone accepts far too much.
   if (!/GMT\s*$/i.test(value)) return undefined;
   const at = Date.parse(value);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - serverMs);
-}
-
-// Headers joins repeated fields with ", "; an HTTP-date has a comma of its own after the weekday.
-function splitValues(value: string): string[] {
-  const parts: string[] = [];
-  for (const piece of value.split(',')) {
-    const last = parts.length - 1;
-    if (last >= 0 && /^\s*[A-Za-z]{3}\s*$/.test(parts[last]!)) parts[last] += `,${piece}`;
-    else parts.push(piece);
-  }
-  return parts;
+  return Number.isNaN(at) ? undefined : Math.max(0, at - serverMs);
 }
 
 /**
@@ -133,91 +123,130 @@ function splitValues(value: string): string[] {
  * server's clock `serverMs`. `undefined` when the value is missing or unusable
  * (negative, garbage): the caller then falls back to other signals instead of
  * giving up retrying. When the header was sent more than once (values joined
- * by commas), the longest wait wins. Not bounded: see {@link readTiming}.
+ * by commas; an HTTP-date has a comma of its own after the weekday), the
+ * longest wait wins. Not bounded: see {@link readTiming}.
  */
 export function parseRetryAfter(value: string | null, serverMs: number): number | undefined {
   if (value === null) return undefined;
-  const whole = parseOne(value, serverMs);
-  if (whole !== undefined) return whole;
-  let longest: number | undefined;
-  for (const part of splitValues(value)) {
+  let longest = parseOne(value, serverMs);
+  if (longest !== undefined) return longest;
+  for (const [part] of value.matchAll(/(?:[A-Za-z]{3}\s*,)?[^,]+/g)) {
     const ms = parseOne(part, serverMs);
     if (ms !== undefined && (longest === undefined || ms > longest)) longest = ms;
   }
   return longest;
 }
 
-/** A reset read from a header, in milliseconds from the server's now, with its window's name. */
-interface Reset {
-  readonly inMs: number;
-  /** The reset as a Unix time in whole seconds: with the limit, it names the window. */
-  readonly id: number;
-  /** The reset as the service said it, from its now, for `client.rateLimit`. */
-  readonly saidInMs: number;
-  /** Sent as seconds until the reset: `id` is an estimate. */
-  readonly approximate: boolean;
-  /** How a value in another unit than the header's own was read, for the `warn` log. */
-  readonly note?: string;
+/** What a limiter stated, as text, before it is checked: one form's reading. */
+interface Stated {
+  /** The header that names the form, for messages. */
+  readonly form: string;
+  readonly limit: string | undefined;
+  readonly remaining: string | undefined;
+  readonly reset: string | undefined;
+  /** The reset's own unit: a Unix time (the interface's) or seconds until it (the drafts'). */
+  readonly unit: 'unix' | 'delta';
+  /** The window's length in seconds, when stated (a policy's `w`). */
+  readonly windowSec?: number | undefined;
+  /** What to say, instead of each value's problem, when the form is unusable. */
+  readonly summary?: string;
 }
 
-const NUMBER = /^\s*(\d{1,16}(?:\.\d{1,6})?)\s*$/;
-// Below this a reset cannot be a Unix time in seconds (2001-09-09): it counts
-// seconds until the reset. From 1e11 on (in seconds, the year 5138) it is in milliseconds.
-const SECONDS_UNTIL_BELOW = 1e9;
-const MILLISECONDS_FROM = 1e11;
+const integer = (value: unknown) =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+const nameOf = (member: Member) =>
+  typeof member.value === 'string' || typeof member.value === 'number'
+    ? String(member.value)
+    : typeof member.value === 'object' && 'token' in member.value
+      ? member.value.token
+      : undefined;
 
-/**
- * A reset field's value, whatever its unit: a Unix time in seconds (the
- * interface's), seconds until the reset (draft-06's, and many gateways'), or
- * a Unix time in milliseconds; told apart by size. `undefined` when it is no
- * number, or not within a day of the server's clock.
- */
-function readReset(
-  name: string,
-  raw: string,
-  server: number,
-  own: 'unix' | 'delta',
-  problems: string[],
-): Reset | undefined {
-  const match = NUMBER.exec(raw);
-  if (!match) {
-    problems.push(`${name} ${excerpt(raw)} (not a number)`);
-    return undefined;
+/** `RateLimit-Policy` members by name (draft-08 and -11), and the first one's `w`. */
+function policies(headers: Headers): {
+  quotas: Map<string, Member>;
+  windowSec?: number | undefined;
+} {
+  const members = parseList(headers.get('ratelimit-policy')) ?? [];
+  const quotas = new Map<string, Member>();
+  for (const member of members) {
+    const name = nameOf(member);
+    if (name !== undefined) quotas.set(name, member);
   }
-  const value = Number(match[1]);
-  const unit =
-    value < SECONDS_UNTIL_BELOW ? 'delta' : value < MILLISECONDS_FROM ? 'unix' : 'unix-ms';
-  const atMs = unit === 'delta' ? server + value * 1000 : unit === 'unix' ? value * 1000 : value;
-  const inMs = Math.ceil(atMs - server);
-  if (inMs < -SKEW_TOLERANCE_MS) {
-    problems.push(`${name} ${excerpt(raw)} (in the past on the service's clock)`);
-    return undefined;
-  }
-  const words = {
-    delta: 'seconds until the reset',
-    unix: 'a Unix time in seconds',
-    'unix-ms': 'a Unix time in milliseconds',
-  };
-  const note = unit === own ? undefined : `${name} ${excerpt(raw)} was read as ${words[unit]}`;
-  return {
-    // A reset now or just past (a full token bucket, or a response that
-    // crossed the window's end) is a window that ends in a second; one
-    // beyond the horizon is believed up to a day.
-    inMs: inMs <= 0 ? 1000 : Math.min(inMs, HORIZON_MS),
-    saidInMs: inMs,
-    id: Math.round(atMs / 1000),
-    approximate: unit === 'delta',
-    ...(note && { note }),
-  };
+  return { quotas, windowSec: integer(members[0]?.params.get('w')) };
 }
 
 /**
- * A header holding non-negative integers: one, or a list (`10, 10;w=1`, or
- * the same header sent twice); `pick` chooses among them.
+ * The IETF `RateLimit` field: draft-07's dictionary (`limit=5, remaining=4,
+ * reset=2`), or draft-08's and -11's named policies (`"default";r=4;t=2` with
+ * `RateLimit-Policy: "default";q=5;w=2`), of which the one with least left.
  */
-function integers(raw: string | null, pick: (...values: number[]) => number): number | undefined {
-  if (raw === null) return undefined;
-  if (/^\d{1,15}$/.test(raw)) return Number(raw);
+function ietf(headers: Headers, raw: string): Stated[] {
+  const { quotas, windowSec } = policies(headers);
+  const dictionary =
+    /^\s*limit\s*=\s*(\d+)\s*,\s*remaining\s*=\s*(\d+)\s*,\s*reset\s*=\s*(\d+)\s*$/i;
+  const seven = dictionary.exec(raw);
+  if (seven) {
+    const [, limit, remaining, reset] = seven;
+    return [{ form: 'RateLimit', limit, remaining, reset, unit: 'delta', windowSec }];
+  }
+  const members = parseList(raw);
+  const summary = `RateLimit ${excerpt(raw)} (${members ? 'no policy with r, t and a RateLimit-Policy quota q' : 'not a structured field list'})`;
+  if (!members?.length)
+    return [
+      {
+        form: 'RateLimit',
+        limit: undefined,
+        remaining: undefined,
+        reset: undefined,
+        unit: 'delta',
+        summary,
+      },
+    ];
+  const read: Stated[] = [];
+  for (const member of members) {
+    const name = nameOf(member);
+    const policy = name === undefined ? undefined : quotas.get(name);
+    const q = integer(policy?.params.get('q'));
+    const r = integer(member.params.get('r'));
+    const t = integer(member.params.get('t'));
+    read.push({
+      form: 'RateLimit',
+      limit: q === undefined ? undefined : String(q),
+      remaining: r === undefined ? undefined : String(r),
+      reset: t === undefined ? undefined : String(t),
+      unit: 'delta',
+      windowSec: integer(policy?.params.get('w')),
+      summary,
+    });
+  }
+  return read;
+}
+
+/**
+ * The forms a response states its budget in, most authoritative first:
+ * `X-RateLimit-*`, the `RateLimit` field, draft-06's `RateLimit-*`.
+ */
+function stated(headers: Headers): Stated[][] {
+  const triple = (prefix: string, unit: 'unix' | 'delta'): Stated[] => {
+    const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map(
+      (name) => headers.get(`${prefix}-${name}`) ?? undefined,
+    );
+    if (limit === undefined && remaining === undefined && reset === undefined) return [];
+    // `RateLimit-Policy: 5;w=2`, as draft-06 and -07 limiters send it.
+    const windowSec = unit === 'delta' ? policies(headers).windowSec : undefined;
+    return [{ form: `${prefix}-*`, limit, remaining, reset, unit, windowSec }];
+  };
+  const fields = headers.get('ratelimit');
+  return [
+    triple('X-RateLimit', 'unix'),
+    fields === null ? [] : ietf(headers, fields),
+    triple('RateLimit', 'delta'),
+  ];
+}
+
+/** A header holding non-negative integers: one, or a list (`10, 10;w=1`); `pick` chooses. */
+function integers(raw: string | undefined, pick: (...values: number[]) => number) {
+  if (raw === undefined) return undefined;
   const values: number[] = [];
   for (const part of raw.split(',')) {
     const match = /^\s*(\d{1,15})\s*(?:;.*)?$/.exec(part);
@@ -227,8 +256,15 @@ function integers(raw: string | null, pick: (...values: number[]) => number): nu
   return pick(...values);
 }
 
-// The limit is the first of a list (its policy); what remains, the least said.
-const first = (...values: number[]) => values[0] ?? Number.NaN;
+// Below this a reset cannot be a Unix time in seconds (2001-09-09): it counts
+// seconds until the reset. From 1e11 on (in seconds, the year 5138) it is in milliseconds.
+const SECONDS_UNTIL_BELOW = 1e9;
+const MILLISECONDS_FROM = 1e11;
+const UNITS = {
+  delta: 'seconds until the reset',
+  unix: 'a Unix time in seconds',
+  ms: 'a Unix time in milliseconds',
+};
 
 interface Read {
   readonly info: RateLimitInfo;
@@ -236,120 +272,97 @@ interface Read {
   readonly note: string | undefined;
 }
 
-function read(limit: number, said: number, reset: Reset, nowMs: number): Read {
+/**
+ * One form's values checked: whole numbers, a reset in whatever unit it
+ * plainly is in (told apart by size) and not in the past; `undefined` with
+ * the reasons in `problems` when anything is missing or not credible.
+ */
+function check(said: Stated, server: number, nowMs: number, problems: string[]): Read | undefined {
+  const { form, unit } = said;
+  const name = (field: string) =>
+    form === 'RateLimit'
+      ? `RateLimit ${field}`
+      : `${form.slice(0, -1)}${field[0]?.toUpperCase()}${field.slice(1)}`;
+  const limit = integers(said.limit, (...values) => values[0] ?? Number.NaN);
+  const saidRemaining = integers(said.remaining, Math.min);
+  const value = /^\s*(\d{1,16}(?:\.\d{1,6})?)\s*$/.exec(said.reset ?? '');
+  const before = problems.length;
+  for (const [field, raw, read] of [
+    ['limit', said.limit, limit],
+    ['remaining', said.remaining, saidRemaining],
+    ['reset', said.reset, value],
+  ] as const) {
+    if (read === undefined || read === null) {
+      const why =
+        raw === undefined
+          ? 'missing'
+          : `${excerpt(raw)}${field === 'reset' ? ' (not a number)' : ''}`;
+      problems.push(`${name(field)} ${why}`);
+    }
+  }
+  if (problems.length > before || limit === undefined || saidRemaining === undefined || !value) {
+    if (said.summary) problems.splice(before, Number.POSITIVE_INFINITY, said.summary);
+    return undefined;
+  }
+  const number = Number(value[1]);
+  const read = number < SECONDS_UNTIL_BELOW ? 'delta' : number < MILLISECONDS_FROM ? 'unix' : 'ms';
+  const atMs = read === 'delta' ? server + number * 1000 : read === 'unix' ? number * 1000 : number;
+  const inMs = Math.ceil(atMs - server);
+  if (inMs < -SKEW_TOLERANCE_MS) {
+    problems.push(
+      `${name('reset')} ${excerpt(said.reset ?? '')} (in the past on the service's clock)`,
+    );
+    return undefined;
+  }
   // More left than the limit is not believed.
-  const remaining = Math.min(said, limit);
+  const remaining = Math.min(saidRemaining, limit);
+  // A reset now or just past (a full token bucket, or a response that crossed
+  // the window's end) is a window that ends in a second; one beyond the
+  // horizon is believed up to a day.
+  const untilMs = inMs <= 0 ? 1000 : Math.min(inMs, HORIZON_MS);
+  const approximate = read === 'delta';
+  const windowMs = said.windowSec ? said.windowSec * 1000 : undefined;
   return {
-    info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + reset.saidInMs) }),
-    // Seconds-until may be rounded either way: the quota takes the window to
-    // last a second longer, so that it never reads it as over too soon.
+    info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + inMs) }),
     window: {
       limit,
       remaining,
-      resetId: reset.id,
-      resetInMs: Math.min(HORIZON_MS, reset.inMs + (reset.approximate ? 1000 : 0)),
-      ...(reset.approximate && { approximate: true }),
+      resetId: Math.round(atMs / 1000),
+      // Seconds-until may be rounded down: the window is taken to last a
+      // second longer, unless the store knows better (see WindowReport).
+      resetInMs: Math.min(HORIZON_MS, untilMs + (approximate ? 1000 : 0)),
+      ...(approximate && { approximate }),
+      ...(windowMs && { windowMs }),
     },
-    note: reset.note,
+    note:
+      read === unit
+        ? undefined
+        : `${name('reset')} ${excerpt(said.reset ?? '')} was read as ${UNITS[read]}`,
   };
-}
-
-/** `X-RateLimit-*` (the interface's), or draft-06's `RateLimit-Limit` / `-Remaining` / `-Reset`. */
-const INTERFACE = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
-const DRAFT_06 = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const;
-
-function readTriple(
-  headers: Headers,
-  [limitName, remainingName, resetName]: typeof INTERFACE | typeof DRAFT_06,
-  own: 'unix' | 'delta',
-  server: number,
-  nowMs: number,
-  problems: string[],
-): Read | undefined {
-  const rawLimit = headers.get(limitName);
-  const rawRemaining = headers.get(remainingName);
-  const rawReset = headers.get(resetName);
-  if (rawLimit === null && rawRemaining === null && rawReset === null) return undefined;
-  const limit = integers(rawLimit, first);
-  const remaining = integers(rawRemaining, Math.min);
-  const reset =
-    rawReset === null ? undefined : readReset(resetName, rawReset, server, own, problems);
-  for (const [name, raw, value] of [
-    [limitName, rawLimit, limit],
-    [remainingName, rawRemaining, remaining],
-  ] as const) {
-    if (value === undefined) problems.push(`${name} ${raw === null ? 'missing' : excerpt(raw)}`);
-  }
-  if (rawReset === null) problems.push(`${resetName} missing`);
-  if (limit === undefined || remaining === undefined || reset === undefined) return undefined;
-  return read(limit, remaining, reset, nowMs);
-}
-
-const integerParam = (value: unknown) =>
-  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-const policyName = (value: unknown) =>
-  typeof value === 'string'
-    ? value
-    : typeof value === 'object' && value !== null && 'token' in value
-      ? String(value.token)
-      : undefined;
-
-/**
- * draft-ietf-httpapi-ratelimit-headers-11: `RateLimit: "default";r=50;t=30`
- * with `RateLimit-Policy: "default";q=100;w=60`. Of the policies that say
- * what is left (`r`), when (`t`) and their quota (`q`), the tightest.
- */
-function readFields(
-  headers: Headers,
-  server: number,
-  nowMs: number,
-  problems: string[],
-): Read | undefined {
-  const raw = headers.get('ratelimit');
-  if (raw === null) return undefined;
-  const members = parseList(raw);
-  const quotas = new Map<string, number>();
-  for (const policy of parseList(headers.get('ratelimit-policy')) ?? []) {
-    const name = policyName(policy.value);
-    const quota = integerParam(policy.params.get('q'));
-    if (name !== undefined && quota !== undefined) quotas.set(name, quota);
-  }
-  let best: Read | undefined;
-  for (const member of members ?? []) {
-    const name = policyName(member.value);
-    const remaining = integerParam(member.params.get('r'));
-    const seconds = integerParam(member.params.get('t'));
-    const limit = name === undefined ? undefined : quotas.get(name);
-    if (remaining === undefined || seconds === undefined || limit === undefined) continue;
-    const reset = readReset('RateLimit t', String(seconds), server, 'delta', problems);
-    if (reset && (!best || remaining < best.window.remaining))
-      best = read(limit, remaining, reset, nowMs);
-  }
-  if (!best) {
-    problems.push(
-      `RateLimit ${excerpt(raw)}${members ? ' (no policy with r, t and a RateLimit-Policy quota q)' : ' (not a structured field list)'}`,
-    );
-  }
-  return best;
 }
 
 /**
  * Reads what a response says about time: its rate-limit budget, and for a
  * 429 the wait it asks for (`Retry-After` when usable, else until the
  * window's reset when that lies ahead). The budget comes from `X-RateLimit-*`
- * (the interface's), else from the IETF fields (draft-11's `RateLimit` with
- * `RateLimit-Policy`, else draft-06's `RateLimit-Limit` / `-Remaining` /
- * `-Reset`); a dialect that is incomplete or not credible is nothing usable,
- * the same as no header at all. Nothing here can throw.
+ * (the interface's), else from the IETF fields (`RateLimit` in draft-07's,
+ * -08's or -11's form, else draft-06's `RateLimit-Limit` / `-Remaining` /
+ * `-Reset`); a form that is incomplete or not credible is nothing usable,
+ * the same as no header at all.
  */
 export function readTiming(headers: Headers, status: number, nowMs: number): ResponseTiming {
   const ignored: string[] = [];
   const server = serverNow(headers, nowMs, ignored);
   const problems: string[] = [];
-  const found =
-    readTriple(headers, INTERFACE, 'unix', server, nowMs, problems) ??
-    readFields(headers, server, nowMs, problems) ??
-    readTriple(headers, DRAFT_06, 'delta', server, nowMs, problems);
+  let found: Read | undefined;
+  for (const form of stated(headers)) {
+    // Of the policies of one field, the one with least left.
+    for (const said of form) {
+      const read = check(said, server, nowMs, problems);
+      if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
+    }
+    if (found) break;
+  }
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
   if (status === 429) {
@@ -362,16 +375,14 @@ export function readTiming(headers: Headers, status: number, nowMs: number): Res
         tooFar = true;
       }
       const untilReset = found?.window.resetInMs;
-      if (untilReset !== undefined && untilReset > 0) {
-        retryAfter = { ms: untilReset, source: 'rate-limit-reset' };
-      }
+      if (untilReset !== undefined) retryAfter = { ms: untilReset, source: 'rate-limit-reset' };
     }
   }
   return {
     rateLimit: found?.info,
     window: found?.window,
     reading: found?.note,
-    unusable: found || problems.length === 0 ? undefined : problems.join(', '),
+    unusable: found || problems.length === 0 ? undefined : [...new Set(problems)].join(', '),
     retryAfter,
     ignored,
     retryAfterTooFar: tooFar && !retryAfter,

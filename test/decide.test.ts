@@ -49,20 +49,30 @@ describe('decide', () => {
     const asked = { ms: 3000, source: 'retry-after' as const };
     expect(decide({ kind: 'response', status: 429, retryAfter: asked }, at(1))).toEqual({
       cooldownMs: 3000,
-      retry: { delayMs: 3000, reason: 'retry-after' },
+      retry: { delayMs: 3000, reason: 'retry-after', held: true },
     });
     const zero = { ms: 0, source: 'retry-after' as const };
     expect(decide({ kind: 'response', status: 429, retryAfter: zero }, at(1))).toEqual({
       cooldownMs: BACKOFF_FLOOR_MS,
-      retry: { delayMs: BACKOFF_FLOOR_MS, reason: 'retry-after' },
+      retry: { delayMs: BACKOFF_FLOOR_MS, reason: 'retry-after', held: true },
     });
   });
 
-  it('retries a 429 even for a POST, and backs off when it says nothing', () => {
-    expect(decide({ kind: 'response', status: 429 }, at(2, false))).toEqual({
-      cooldownMs: 1000,
-      retry: { delayMs: 1000, reason: 'rate-limited' },
-    });
+  it('retries a 429 even for a POST, and backs off by the key’s 429s in a row when it says nothing', () => {
+    for (const [strikes, ms] of [
+      [1, 1000],
+      [2, 2000],
+      [6, 32_000],
+      [7, 60_000],
+      [20, 60_000],
+    ] as const) {
+      expect(decide({ kind: 'response', status: 429 }, { ...at(1, false), strikes })).toEqual({
+        cooldownMs: ms,
+        retry: { delayMs: ms, reason: 'rate-limited', held: true },
+      });
+    }
+    const half = { ...at(1), strikes: 2, random: () => 0.999_999 };
+    expect(decide({ kind: 'response', status: 429 }, half).cooldownMs).toBe(1000);
   });
 
   it('fails a 429 whose wait is longer than maxRetryDelayMs, and says it was too long', () => {

@@ -234,6 +234,7 @@ describe('rate-limit header dialects', () => {
       resetId: now / 1000 + 30,
       resetInMs: 31_000,
       approximate: true,
+      windowMs: 60_000,
     });
     const tight = read({
       RateLimit: '"default";r=50;t=30, "day";r=9;t=3000',
@@ -296,5 +297,43 @@ describe('rate-limit header dialects', () => {
       source: 'retry-after',
     });
     expect(read(fields, 429).retryAfter).toEqual({ ms: 13_000, source: 'rate-limit-reset' });
+  });
+
+  it.each([
+    [
+      "draft-07's dictionary",
+      { RateLimit: 'limit=5, remaining=4, reset=2', 'RateLimit-Policy': '5;w=2' },
+    ],
+    [
+      "draft-08's named policy",
+      {
+        RateLimit: '"5-in-2sec"; r=4; t=2',
+        'RateLimit-Policy': '"5-in-2sec"; q=5; w=2; pk=:ZGVhZGJlZWY=:',
+      },
+    ],
+    [
+      "draft-06's fields with a policy",
+      {
+        'RateLimit-Limit': '5',
+        'RateLimit-Remaining': '4',
+        'RateLimit-Reset': '2',
+        'RateLimit-Policy': '5;w=2',
+      },
+    ],
+  ])('reads %s into the same window, with the length the policy states', (_, headers) => {
+    expect(read(headers).window).toEqual({
+      limit: 5,
+      remaining: 4,
+      resetId: now / 1000 + 2,
+      resetInMs: 3000,
+      approximate: true,
+      windowMs: 2000,
+    });
+  });
+
+  it('names a draft-07 dictionary that lacks a member', () => {
+    const timing = read({ RateLimit: 'limit=5, reset=2' });
+    expect(timing.window).toBeUndefined();
+    expect(timing.unusable).toMatch(/RateLimit "limit=5, reset=2"/);
   });
 });

@@ -79,10 +79,74 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 
-  it('admits everything once the service answers without rate-limit headers', async () => {
+  it('learns a budget nobody states: rounds that double while answered without a 429', async () => {
     const { store, lease } = storeAt();
     await store.observe('b', await lease(), { status: 200 });
-    for (let i = 0; i < 50; i++) await lease();
+    for (const size of [2, 4, 8, 16, 32, 64]) {
+      const round = await Promise.all(Array.from({ length: size }, () => lease()));
+      expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
+      for (const one of round) await store.observe('b', one, { status: 200 });
+    }
+  });
+
+  it('halves the learnt budget after a 429, and paces its rounds by a guessed wait', async () => {
+    const { store, lease, advance } = storeAt();
+    await store.observe('b', await lease(), { status: 200 });
+    const four = [await lease(), await lease()];
+    for (const one of four) await store.observe('b', one, { status: 200 });
+    const round = [await lease(), await lease(), await lease(), await lease()];
+    await store.observe('b', round[0]!, { status: 200 });
+    await store.observe('b', round[1]!, { status: 429, cooldownMs: 1000, guessed: true });
+    // The other 429s of the round are the same sign: halved once.
+    for (const one of round.slice(2)) await store.observe('b', one, { status: 429, guessed: true });
+    expect(await store.admit('b')).toEqual({ reason: 'cooldown', waitMs: 1000 });
+    advance(1000);
+    // One goes first; then two in the round of a second that began with it.
+    const probe = await lease();
+    expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
+    await store.observe('b', probe, { status: 200 });
+    await store.observe('b', await lease(), { status: 200 });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 1000 });
+    advance(1000);
+    // A round spent whole adds one.
+    const three = [await lease(), await lease(), await lease()];
+    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
+    expect(three).toHaveLength(3);
+  });
+
+  it('follows a reset said in seconds to the second once it has seen a whole window', async () => {
+    const { store, lease, advance } = storeAt();
+    const approx = (remaining: number, said: number, windowMs?: number) => ({
+      limit: 5,
+      remaining,
+      resetId: 0,
+      resetInMs: said + 1000,
+      approximate: true,
+      ...(windowMs && { windowMs }),
+    });
+    // The first window: a second past what it said.
+    await store.observe('b', await lease(), { status: 200, window: approx(0, 2000) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 3000 });
+    advance(3000);
+    // The next one says the whole window again: it ends when it says.
+    await store.observe('b', await lease(), { status: 200, window: approx(0, 2000) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2000 });
+    advance(2000);
+    // Less than the whole window: rounding may have shortened it.
+    await store.observe('b', await lease(), { status: 200, window: approx(0, 1000) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2000 });
+    advance(2000);
+    // A stated length is believed at once; after a 429, never again.
+    const other = storeAt();
+    await other.store.observe('b', await other.lease(), {
+      status: 200,
+      window: approx(0, 2000, 2000),
+    });
+    expect(await other.store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2000 });
+    await store.observe('b', await lease(), { status: 429, cooldownMs: 100 });
+    advance(100);
+    await store.observe('b', await lease(), { status: 200, window: approx(0, 2000) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 3000 });
   });
 
   it('counts a response whose rate-limit headers it could not use against the budget it knew', async () => {
@@ -91,12 +155,6 @@ describe('MemoryQuotaStore', () => {
     await store.observe('b', await lease(), { status: 200 });
     await store.observe('b', await lease(), { status: 200 });
     expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 5000 });
-  });
-
-  it('turns reactive after an answer with no usable budget, never one request at a time', async () => {
-    const { store, lease } = storeAt();
-    await store.observe('b', await lease(), { status: 200 });
-    for (let i = 0; i < 50; i++) await lease();
   });
 
   it('still probes after an answer with no usable budget that was no answer of the service', async () => {

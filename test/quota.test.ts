@@ -207,6 +207,10 @@ describe('after a 429', () => {
     await vi.advanceTimersByTimeAsync(2000);
     await settle();
     expect(stub.received).toHaveLength(2);
+    // Its answer states no budget: the rest go in rounds that double.
+    await vi.advanceTimersByTimeAsync(100);
+    await settle();
+    expect(stub.received).toHaveLength(4);
     await vi.advanceTimersByTimeAsync(100);
     await settle();
     expect(stub.received).toHaveLength(5);
@@ -289,7 +293,7 @@ describe('held calls', () => {
 });
 
 describe('responses without X-RateLimit-* headers', () => {
-  it('leave the client reactive: after the first answer, calls are not sent one at a time', async () => {
+  it('let the budget be learnt: rounds that double from one request, until all go at once', async () => {
     let inFlight = 0;
     let most = 0;
     const stub = scriptedFetch().thenAlways(async () => {
@@ -301,8 +305,15 @@ describe('responses without X-RateLimit-* headers', () => {
     });
     const client = clientWith(stub.fetch);
     await finish([client.listPets()]);
-    await finish(Array.from({ length: 10 }, () => client.listPets()));
-    expect(most).toBe(10);
+    const mostOf: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      most = 0;
+      await finish(Array.from({ length: 10 }, () => client.listPets()));
+      mostOf.push(most);
+    }
+    // 2, 4 and 4; then 8 and 2; then all 10 at once.
+    expect(mostOf).toEqual([4, 8, 10]);
+    expect(stub.received).toHaveLength(31);
   });
 });
 

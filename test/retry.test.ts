@@ -68,10 +68,11 @@ describe('retries after 429', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     await expect(call).resolves.toEqual([rex]);
     expect(delays).toHaveLength(2);
-    expect(delays[0]).toBeGreaterThanOrEqual(250);
-    expect(delays[0]).toBeLessThanOrEqual(500);
-    expect(delays[1]).toBeGreaterThanOrEqual(500);
-    expect(delays[1]).toBeLessThanOrEqual(1000);
+    // 1 s, then 2 s, each shortened by up to half: the key's 429s in a row.
+    expect(delays[0]).toBeGreaterThanOrEqual(500);
+    expect(delays[0]).toBeLessThanOrEqual(1000);
+    expect(delays[1]).toBeGreaterThanOrEqual(1000);
+    expect(delays[1]).toBeLessThanOrEqual(2000);
   });
 
   it('does not let a garbage Retry-After disable retries', async () => {

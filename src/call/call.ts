@@ -55,6 +55,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   trace: CallTrace | undefined;
   /** What was decided on the last failed attempt. */
   decision: Decision | undefined;
+  /** The wait after a 429 was told already: the cooldown's hold is that wait. */
+  told = false;
 
   constructor(
     readonly ctx: CallContext,
@@ -92,6 +94,10 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
 
   onHold(reason: HoldReason, delayMs: number): void {
     const name = this.operation.name;
+    if (reason === 'cooldown' && this.told) {
+      this.told = false;
+      return;
+    }
     const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
     this.ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
     this.notify({ operation: name, attempt: this.attempts, delayMs, reason });
@@ -309,7 +315,9 @@ async function backOff(ctx: CallContext, call: Call, error: Error): Promise<void
     reason: retry.reason,
     error,
   });
-  await sleep(retry.delayMs, call.signal);
+  // A 429's wait is the key's cooldown: the quota holds the next attempt for it.
+  if (retry.held) call.told = true;
+  else await sleep(retry.delayMs, call.signal);
 }
 
 /**
@@ -359,6 +367,7 @@ function attemptHeaders(
 async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Promise<Answer> {
   call.decision = undefined;
   const lease = await ctx.quota.admit(call);
+  call.told = false;
   // Every way out of the attempt ends the lease; one left open would hold
   // the key's budget for every client that shares it.
   let ended = false;
@@ -441,7 +450,12 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
           },
           situation(ctx, call),
         );
-    observed = observe({ status, window: timing.window, cooldownMs: decision?.cooldownMs });
+    observed = observe({
+      status,
+      window: timing.window,
+      cooldownMs: decision?.cooldownMs,
+      ...(status === 429 && !timing.retryAfter && !timing.retryAfterTooFar && { guessed: true }),
+    });
     ctx.saw(timing);
     if (ok) {
       let text: string;
@@ -489,6 +503,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
 const situation = (ctx: CallContext, call: Call) => ({
   resend: call.operation.resend,
   attempt: call.attempts,
+  strikes: ctx.quota.strikes + 1,
   maxRetryDelayMs: ctx.maxRetryDelayMs,
   random: ctx.random,
 });

@@ -1,4 +1,4 @@
-import { windowOrder } from '../headers.js';
+import { type WindowReport, windowOrder } from '../headers.js';
 import type { Admission, AdmitRequest, Observation, QuotaStore } from './store.js';
 
 interface Window {
@@ -14,16 +14,71 @@ interface Bucket {
   readonly inFlight: Set<string>;
   /** The lease sent to learn the budget, while it is unknown. */
   probe: string | undefined;
-  /** The budget was learnt (or found invisible) since the last reset or cooldown. */
+  /** The budget was learnt (or found unstated) since the last reset or cooldown. */
   known: boolean;
   cooldownUntil: number;
   /** Until then the key waits after requests that got no response. */
   quietUntil: number;
+  /** The budget learnt while none is stated: see {@link learnt}. */
+  readonly learnt: Learnt;
+  /** The longest seconds-until reset said, in milliseconds: a whole window, which no rounding shortened. */
+  span: number;
   readonly listeners: Set<() => void>;
+}
+
+/**
+ * The budget of a key whose limiter states none, learnt the way TCP learns a
+ * path's capacity: requests go in rounds of `allow`; a round ends once all
+ * its requests are answered and, after a 429, once `pace` has passed since
+ * it began. A round spent whole without a 429 doubles `allow` (before any
+ * 429) or adds one (after); a 429 halves it, and the rounds then last as
+ * long as the wait after it.
+ */
+export interface Learnt {
+  allow: number;
+  sent: number;
+  from: number;
+  pace: number;
 }
 
 // A hostile server could name a new window in every response.
 const MAX_WINDOWS = 4;
+const MAX_ALLOW = 1 << 20;
+
+/**
+ * The next request under a learnt budget: `true` when it may go (and is
+ * counted), else how long until the round may end (`undefined`: until the
+ * requests in flight are answered). The Redis store's scripts keep the same rule.
+ */
+export function takeLearnt(
+  learnt: Learnt,
+  inFlight: number,
+  now: number,
+): true | number | undefined {
+  if (inFlight === 0 && now >= learnt.from + learnt.pace) {
+    if (learnt.sent >= learnt.allow)
+      learnt.allow = learnt.pace ? learnt.allow + 1 : Math.min(learnt.allow * 2, MAX_ALLOW);
+    learnt.sent = 0;
+    learnt.from = now;
+  }
+  if (learnt.sent >= learnt.allow)
+    return inFlight > 0 ? undefined : learnt.from + learnt.pace - now;
+  learnt.sent++;
+  return true;
+}
+
+/**
+ * A 429 halves the learnt budget; rounds then last `paceMs` (the client's
+ * back-off when the 429 said nothing, else none), the first one from `until`.
+ */
+export function learnt429(learnt: Learnt, paceMs: number, until: number, now: number): void {
+  // The 429s of one round are one sign: halved once, paced by the longest wait.
+  const same = learnt.from > now;
+  if (!same) learnt.allow = Math.max(1, Math.floor(learnt.allow / 2));
+  learnt.pace = same ? Math.max(learnt.pace, paceMs) : paceMs;
+  learnt.sent = 0;
+  learnt.from = until;
+}
 
 /**
  * The quota's state in this process's memory. One instance, shared through
@@ -52,6 +107,8 @@ export class MemoryQuotaStore implements QuotaStore {
         known: false,
         cooldownUntil: 0,
         quietUntil: 0,
+        learnt: { allow: 1, sent: 0, from: 0, pace: 0 },
+        span: 0,
         listeners: new Set(),
       };
       this.#buckets.set(name, bucket);
@@ -69,25 +126,32 @@ export class MemoryQuotaStore implements QuotaStore {
     if (bucket.quietUntil > now) {
       return { reason: 'no-response', waitMs: bucket.quietUntil - now };
     }
+    const inFlight = bucket.inFlight.size;
     let left = Number.POSITIVE_INFINITY;
     let until = Number.POSITIVE_INFINITY;
     for (const [limit, window] of bucket.windows) {
       if (window.resetAt <= now) {
         bucket.windows.delete(limit);
         bucket.known = false;
-      } else if (window.remaining - bucket.inFlight.size < left) {
-        left = window.remaining - bucket.inFlight.size;
+      } else if (window.remaining - inFlight < left) {
+        left = window.remaining - inFlight;
         until = window.resetAt;
       }
     }
     if (left <= 0) {
-      const reason = bucket.inFlight.size > 0 ? 'budget-in-flight' : 'budget-exhausted';
+      const reason = inFlight > 0 ? 'budget-in-flight' : 'budget-exhausted';
       return { reason, waitMs: until - now };
     }
     if (!bucket.known) {
       if (bucket.probe !== undefined) return { reason: 'budget-unknown' };
+      if (bucket.windows.size === 0) takeLearnt(bucket.learnt, 0, now);
       bucket.probe = this.#grant(bucket);
       return { lease: bucket.probe };
+    }
+    if (bucket.windows.size === 0) {
+      const taken = takeLearnt(bucket.learnt, inFlight, now);
+      if (taken === undefined) return { reason: 'budget-in-flight' };
+      if (taken !== true) return { reason: 'budget-exhausted', waitMs: taken };
     }
     return { lease: this.#grant(bucket) };
   }
@@ -101,14 +165,14 @@ export class MemoryQuotaStore implements QuotaStore {
   async observe(name: string, lease: string, observation: Observation): Promise<void> {
     const bucket = this.#bucket(name);
     const now = this.#now();
-    const { status, window, cooldownMs } = observation;
+    const { status, window, cooldownMs, guessed } = observation;
     if (window) {
       const known = bucket.windows.get(window.limit);
       if (!known || known.resetAt <= now || windowOrder(known.resetId, window) > 0) {
         bucket.windows.set(window.limit, {
           remaining: window.remaining,
           resetId: window.resetId,
-          resetAt: now + window.resetInMs,
+          resetAt: now + resetIn(bucket, window),
         });
         if (bucket.windows.size > MAX_WINDOWS) dropSoonest(bucket.windows);
       } else if (windowOrder(known.resetId, window) === 0) {
@@ -119,8 +183,8 @@ export class MemoryQuotaStore implements QuotaStore {
       // No usable budget: the request was likely counted all the same.
       for (const known of bucket.windows.values())
         known.remaining = Math.max(0, known.remaining - 1);
-      // The service answered without a budget the client can follow: no
-      // window to learn, so requests go out until a 429 (or a window's end).
+      // The service answered without a budget the client can follow: the
+      // budget is learnt instead (a 5xx may be a proxy's, and teaches nothing).
       if ((status >= 200 && status < 300) || (status >= 400 && status < 429)) bucket.known = true;
     }
     if (status === 0 && cooldownMs) {
@@ -128,7 +192,9 @@ export class MemoryQuotaStore implements QuotaStore {
     }
     if (status === 429) {
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + (cooldownMs ?? 0));
-      // After a cooldown one request goes first, even when the budget is invisible.
+      learnt429(bucket.learnt, guessed ? (cooldownMs ?? 0) : 0, bucket.cooldownUntil, now);
+      bucket.span = Number.POSITIVE_INFINITY;
+      // After a cooldown one request goes first, whatever the budget.
       bucket.known = false;
     }
     this.#end(name, bucket, lease, now);
@@ -160,6 +226,23 @@ export class MemoryQuotaStore implements QuotaStore {
     bucket.listeners.add(listener);
     return () => bucket.listeners.delete(listener);
   }
+}
+
+/**
+ * How long a newly seen window lasts. A reset said in seconds may be rounded
+ * down, so the report holds a second more. That second is taken off when the
+ * value said is the window's whole length (as stated, or the longest said of
+ * an earlier window): no rounding can have shortened it, so the window cannot
+ * end later than said. Limiters that start a window at its first request say
+ * so in their first answer of each window; all but the first window are then
+ * followed to the second. After a 429 the second is always kept.
+ */
+export function resetIn(bucket: { span: number }, window: WindowReport): number {
+  if (!window.approximate) return window.resetInMs;
+  const said = window.resetInMs - 1000;
+  const whole = Math.max(bucket.span, window.windowMs ?? 0);
+  bucket.span = Math.max(bucket.span, said);
+  return whole > 0 && said >= whole ? said : window.resetInMs;
 }
 
 function dropSoonest(windows: Map<number, Window>): void {

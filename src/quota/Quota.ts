@@ -36,6 +36,8 @@ interface Line {
   pumping: boolean;
   wake: (() => void) | undefined;
   unwatch: (() => void) | undefined;
+  /** How many changes the store signalled: one while the store was asked is not lost. */
+  changes: number;
 }
 
 // Shared through globalThis so that the ESM and CommonJS builds, loaded in one
@@ -142,6 +144,8 @@ export class Quota {
   readonly #local: boolean;
   /** Requests in a row that got no response. */
   #silent = 0;
+  /** 429s in a row, for the wait after one that says nothing of when to come back. */
+  #strikes = 0;
 
   /** `onError` hears of a store that failed to record a response or a release. */
   constructor(
@@ -174,7 +178,13 @@ export class Quota {
     if (line) return this.#wait(line, bucket, request, false);
     // Nobody waits: ask the store at once. The line stays busy meanwhile, so
     // that requests arriving now queue behind this one.
-    const own: Line = { waiters: [], pumping: true, wake: undefined, unwatch: undefined };
+    const own: Line = {
+      waiters: [],
+      pumping: true,
+      wake: undefined,
+      unwatch: undefined,
+      changes: 0,
+    };
     lines.set(bucket, own);
     const asking = this.#ask(bucket, request);
     let admission: Admission;
@@ -307,6 +317,7 @@ export class Quota {
       observation = { ...observation, cooldownMs: silentCooldown(this.#silent) };
     } else {
       this.#silent = 0;
+      this.#strikes = observation.status === 429 ? this.#strikes + 1 : 0;
     }
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
@@ -330,6 +341,11 @@ export class Quota {
     } catch (error) {
       this.#onError(error);
     }
+  }
+
+  /** 429s in a row that this client saw. */
+  get strikes(): number {
+    return this.#strikes;
   }
 
   /**
@@ -364,8 +380,17 @@ export class Quota {
     if (line.pumping) return;
     line.pumping = true;
     try {
+      if (!line.unwatch && this.#store.watch) {
+        try {
+          line.unwatch = this.#store.watch(bucket, () => {
+            line.changes++;
+            line.wake?.();
+          });
+        } catch {}
+      }
       while (line.waiters.length > 0) {
         const head = line.waiters[0]!;
+        const changes = line.changes;
         let admission: Admission;
         try {
           admission = await this.#ask(bucket, head.request);
@@ -386,7 +411,7 @@ export class Quota {
           continue;
         }
         const pause = this.#hold(line, admission);
-        if (pause !== undefined) await this.#pause(line, bucket, pause);
+        if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
       }
     } catch (cause) {
       // A store that answered nonsense, or a callback that threw: nobody is left waiting.
@@ -428,15 +453,8 @@ export class Quota {
   }
 
   /** Waits `ms`, or less when the store signals a change or the head leaves. */
-  #pause(line: Line, bucket: string, ms: number): Promise<void> {
-    let watching = line.unwatch !== undefined;
-    if (!watching && this.#store.watch) {
-      try {
-        line.unwatch = this.#store.watch(bucket, () => line.wake?.());
-        watching = true;
-      } catch {}
-    }
-    const bound = watching ? ms : Math.min(ms, RECHECK_MS);
+  #pause(line: Line, ms: number): Promise<void> {
+    const bound = line.unwatch ? ms : Math.min(ms, RECHECK_MS);
     return new Promise<void>((resolve) => {
       const timer = bound <= MAX_TIMER_MS ? setTimeout(() => line.wake?.(), bound) : undefined;
       line.wake = () => {

@@ -59,6 +59,12 @@ export interface Observation {
    * `no-response`).
    */
   readonly cooldownMs?: number | undefined;
+  /**
+   * For a 429 that said nothing of when to come back: `cooldownMs` is the
+   * client's own back-off, so the limiter's pace is unknown too, and a store
+   * that learns a budget nobody states spaces its rounds by it.
+   */
+  readonly guessed?: boolean | undefined;
 }
 
 /**

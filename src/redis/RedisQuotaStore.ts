@@ -398,6 +398,8 @@ export class RedisQuotaStore implements QuotaStore {
       String(Math.max(0, Math.ceil(cooldownMs ?? 0))),
       this.#channel(bucket),
       this.#id,
+      String(window?.windowMs ?? 0),
+      observation.guessed ? '1' : '0',
     ]);
     const [members, index] = Array.isArray(reply) ? reply.map(Number) : [];
     if (

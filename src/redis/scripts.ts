@@ -6,7 +6,9 @@
 //   KEYS[1] state    hash: `known` (0/1), `cooldown` (epoch ms, after a 429),
 //                    `quiet` (epoch ms, after requests that got no response), `probe` (lease),
 //                    `seq` (arrival counter), `turn` (the turn last served),
-//                    `w:<limit>` = "remaining:resetId:resetAt"
+//                    `w:<limit>` = "remaining:resetId:resetAt", `span` (the longest
+//                    seconds-until reset said, in ms; -1 after a 429), and the budget
+//                    learnt while none is stated: `allow`, `sent`, `from`, `pace`
 //   KEYS[2] leases   zset: lease -> expiry (epoch ms); short, renewed by the living process
 //   KEYS[3] queue    zset: store -> its next turn and arrival (turn * 1e6 + arrival)
 //   KEYS[4] tickets  zset: store -> expiry of its place in line (epoch ms), renewed the same way
@@ -86,6 +88,28 @@ local function budget()
   return inflight, known, left, reset, cooldown, windows, quiet
 end
 
+-- The learnt budget (MemoryQuotaStore's takeLearnt): true when one more
+-- request may go (and counts it), else -1 (until a response) or the ms left
+-- of the round.
+local function take_learnt(inflight, peek)
+  local v = redis.call('HMGET', S, 'allow', 'sent', 'from', 'pace')
+  local allow, sent = tonumber(v[1]) or 1, tonumber(v[2]) or 0
+  local from, pace = tonumber(v[3]) or 0, tonumber(v[4]) or 0
+  if inflight == 0 and now >= from + pace then
+    if sent >= allow then
+      if pace > 0 then allow = allow + 1 else allow = math.min(allow * 2, 1048576) end
+    end
+    sent, from = 0, now
+  end
+  if peek then return allow - sent end
+  if sent >= allow then
+    if inflight > 0 then return -1 end
+    return from + pace - now
+  end
+  redis.call('HSET', S, 'allow', allow, 'sent', sent + 1, 'from', fmt(from), 'pace', fmt(pace))
+  return true
+end
+
 -- Which waiting stores may go now, as one message ('' when none may).
 local function next_tickets()
   local inflight, known, left, _, cooldown, _, quiet = budget()
@@ -95,7 +119,7 @@ local function next_tickets()
     if redis.call('HGET', S, 'probe') then return '' end
     n = 1
   elseif left == nil then
-    n = 64
+    n = math.min(take_learnt(inflight, true), 64)
   else
     n = math.min(left, 64)
   end
@@ -196,8 +220,13 @@ end
 if not known then
   if redis.call('HGET', S, 'probe') or before > 0 then return deny('budget-unknown', -1) end
   redis.call('HSET', S, 'probe', lease)
+  if left == nil then take_learnt(0) end
 elseif left ~= nil and before >= left then
   return deny('budget-in-flight', reset - now)
+elseif left == nil then
+  local took = take_learnt(inflight)
+  if took == -1 then return deny('budget-in-flight', -1) end
+  if took ~= true then return deny('budget-exhausted', took) end
 end
 redis.call('ZADD', L, fmt(now + leaseMs), lease)
 redis.call('HSET', U, store, fmt(turn + 1) .. ':' .. fmt(now))
@@ -214,7 +243,9 @@ return { 1, lease, members, index }
 /**
  * ARGV: lease, status, limit, remaining, resetId, resetInMs (the last four ''
  * without a window), approximate (0/1: the reset was an estimate, and the
- * report belongs to the window still known), cooldownMs, wake channel, store.
+ * report belongs to the window still known), cooldownMs, wake channel, store,
+ * the window's stated length in ms (0 when not stated), guessed (0/1: the
+ * cooldown is the client's back-off, which then paces the learnt rounds).
  * Reply: {members, index}, as the admission's.
  */
 const OBSERVE = `${PRELUDE}
@@ -227,6 +258,15 @@ if ARGV[3] ~= '' then
   local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
   local resetAt = now + within_day(ARGV[6])
   local w = windows[k]
+  -- A second-rounded reset that is a whole window is followed to the second (resetIn).
+  if slack == 1 and (not w or w[3] <= now) then
+    local said, span = within_day(ARGV[6]) - 1000, tonumber(redis.call('HGET', S, 'span')) or 0
+    local whole = math.max(span, within_day(ARGV[11]))
+    if span >= 0 then
+      redis.call('HSET', S, 'span', fmt(math.max(span, said)))
+      if whole > 0 and said >= whole then resetAt = now + said end
+    end
+  end
   -- An estimated reset (slack 1) belongs to the window still known.
   if not w or (slack == 0 and resetId > w[2]) then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
@@ -251,7 +291,17 @@ else
   end
 end
 if status == 429 then
-  redis.call('HSET', S, 'cooldown', fmt(math.max(cooldown, now + cooldownMs)))
+  -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round halve it once.
+  local ends = math.max(cooldown, now + cooldownMs)
+  local v = redis.call('HMGET', S, 'allow', 'from', 'pace')
+  local allow, pace = tonumber(v[1]) or 1, ARGV[12] == '1' and cooldownMs or 0
+  if (tonumber(v[2]) or 0) > now then
+    pace = math.max(tonumber(v[3]) or 0, pace)
+  else
+    allow = math.max(1, math.floor(allow / 2))
+  end
+  redis.call('HSET', S, 'cooldown', fmt(ends), 'allow', allow, 'sent', 0, 'from', fmt(ends))
+  redis.call('HSET', S, 'pace', fmt(pace), 'span', -1)
 elseif status == 0 and cooldownMs > 0 then
   local quiet = tonumber(redis.call('HGET', S, 'quiet')) or 0
   redis.call('HSET', S, 'quiet', fmt(math.max(quiet, now + cooldownMs)))

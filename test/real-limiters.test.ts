@@ -1,0 +1,87 @@
+// The client behind rate limiters nobody here wrote, on loopback: 20
+// concurrent calls on a budget of 5 per 2 s. A limiter that states its budget
+// (in any form) is followed without a 429; one that states nothing (nginx's
+// limit_req) is learnt with a few, and every call still gets its data.
+import { describe, expect, it } from 'vitest';
+import { MemoryQuotaStore, PetsClient } from '../src/index.js';
+import {
+  LIMITER_KINDS,
+  type LimiterKind,
+  nginxAvailable,
+  startLimiter,
+} from './helpers/limiters.js';
+
+/** What the client did, in order: each request sent and each answer, by attempt. */
+type Event = { kind: 'sent' | 'answered'; id: number; status?: number };
+
+/** 20 concurrent calls through `kind`, at 5 per 2 s: what the calls and the limiter saw. */
+async function twentyCalls(kind: LimiterKind) {
+  const limiter = await startLimiter(kind, { limit: 5, windowMs: 2000 });
+  try {
+    const events: Event[] = [];
+    let next = 0;
+    const client = new PetsClient({
+      apiKey: 'sk_real_limiters',
+      baseUrl: limiter.url,
+      quotaStore: new MemoryQuotaStore(),
+      logLevel: 'off',
+      fetch: async (input, init) => {
+        const id = next++;
+        events.push({ kind: 'sent', id });
+        const response = await fetch(input, init);
+        events.push({ kind: 'answered', id, status: response.status });
+        return response;
+      },
+    });
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => client.listPets()));
+    return { stats: await limiter.stats(), results, events };
+  } finally {
+    await limiter.close();
+  }
+}
+
+/** After each 429, the next request is sent alone: nothing more before its answer. */
+function oneFirstAfterEach429(events: Event[]): void {
+  for (const [at, event] of events.entries()) {
+    if (event.kind !== 'answered' || event.status !== 429) continue;
+    const rest = events.slice(at + 1);
+    const first = rest.findIndex((e) => e.kind === 'sent');
+    if (first < 0) continue;
+    const firstId = rest[first]!.id;
+    const answered = rest.findIndex((e) => e.kind === 'answered' && e.id === firstId);
+    const second = rest.findIndex((e, i) => i > first && e.kind === 'sent');
+    if (second >= 0) expect(second).toBeGreaterThan(answered);
+  }
+}
+
+describe.concurrent('limiters that state the budget', () => {
+  it.each(LIMITER_KINDS.filter((kind) => kind !== 'nginx'))(
+    '%s: 20 calls, all resolved, not one 429',
+    async (kind) => {
+      const { stats, results } = await twentyCalls(kind);
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      // The limiter's own count: nothing was sent past its budget.
+      expect(stats.tooMany).toBe(0);
+      expect(stats.ok).toBe(20);
+    },
+    30_000,
+  );
+});
+
+describe('a limiter that states nothing (nginx limit_req, no Retry-After)', () => {
+  const available = nginxAvailable();
+  if (!available && process.env.CI) throw new Error('nginx is not installed; CI needs nginx-light');
+
+  it.skipIf(!available)(
+    'is learnt with at most 5 × 429: every call resolves with its data, one request first after each 429',
+    async () => {
+      const { stats, results, events } = await twentyCalls('nginx');
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect(results.every((r) => r.status === 'fulfilled' && Array.isArray(r.value))).toBe(true);
+      expect(stats.ok).toBe(20);
+      expect(stats.tooMany).toBeLessThanOrEqual(5);
+      oneFirstAfterEach429(events);
+    },
+    40_000,
+  );
+});
