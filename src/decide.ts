@@ -4,9 +4,8 @@
 // keeps state; `random` is the only input that is not a plain value.
 import type { RetryReason } from './observe.js';
 
-/** First back-off wait, in milliseconds. */
+/** Back-off after a failure: from 500 ms, doubling up to 8 s. */
 export const BACKOFF_BASE_MS = 500;
-/** Longest back-off wait, in milliseconds. */
 export const BACKOFF_CAP_MS = 8_000;
 /** Shortest wait after a failure: a failing service never gets retries faster than this. */
 export const BACKOFF_FLOOR_MS = 100;
@@ -16,27 +15,31 @@ export const BACKOFF_FLOOR_MS = 100;
  * A minute is the shortest window of the service's plans.
  */
 export const DISBELIEVED_COOLDOWN_MS = 60_000;
-
-/** First wait after a 429 that says nothing of when to come back, in milliseconds. */
+/** Back-off after a 429 that says nothing of when to come back: from 1 s up to a minute. */
 export const LEARNT_BASE_MS = 1_000;
-/** Longest such wait: the service's shortest window. */
 export const LEARNT_CAP_MS = 60_000;
 
 /**
- * Exponential back-off with jitter for the wait after failed attempt
- * `attempt` (1-based): 500 ms, 1 s, 2 s, 4 s, 8 s… capped at 8 s (or from
- * `base` up to `cap`), each randomly shortened by up to half so that clients
- * do not retry in lockstep.
+ * Exponential back-off with jitter for the `n`-th failure in a row (1-based):
+ * `base` doubling up to `cap`, randomly shortened by up to half so that
+ * clients do not retry in lockstep (`random` of `() => 0`: no jitter).
  */
 export function backoffDelay(
-  attempt: number,
+  n: number,
   random: () => number = Math.random,
   base = BACKOFF_BASE_MS,
   cap = BACKOFF_CAP_MS,
 ): number {
-  const ceiling = Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
-  return Math.round(ceiling * (1 - random() * 0.5));
+  return Math.round(Math.min(cap, base * 2 ** Math.max(0, n - 1)) * (1 - random() * 0.5));
 }
+
+/**
+ * How long the key is held after the `silent`-th request in a row that got
+ * no response (timeoutMs below the service's latency, say): 100 ms doubling
+ * up to 8 s, so that such requests never turn into a loop of probes.
+ */
+export const silentCooldown = (silent: number) =>
+  backoffDelay(silent, () => 0, BACKOFF_FLOOR_MS, BACKOFF_CAP_MS);
 
 /**
  * The one comparison of a wait with `maxRetryDelayMs`, for retries and holds
@@ -46,40 +49,20 @@ export function backoffDelay(
  * `maxRetryDelayMs`, but never below {@link BACKOFF_FLOOR_MS}, so that no
  * option makes retries a hot loop.
  */
-export function waitToTake(
-  ms: number,
-  mandated: boolean,
-  maxRetryDelayMs: number,
-): number | undefined {
+export function waitToTake(ms: number, mandated: boolean, maxRetryDelayMs: number) {
   if (ms <= maxRetryDelayMs) return ms;
-  if (mandated || maxRetryDelayMs < BACKOFF_FLOOR_MS) return undefined;
-  return maxRetryDelayMs;
+  return mandated || maxRetryDelayMs < BACKOFF_FLOOR_MS ? undefined : maxRetryDelayMs;
 }
 
 /**
- * How long a request held before sending waits at most: a hold with an end
- * (a cooldown, a window's reset) as {@link waitToTake} takes a mandated wait;
- * one until a response arrives (`waitMs` undefined), what is left of
- * `maxRetryDelayMs` since it began `heldForMs` ago. `undefined`: the call
- * fails instead of waiting.
+ * How long a held request waits at most: a hold with an end (a cooldown, a
+ * window's reset) as a mandated wait; one until a response arrives (`waitMs`
+ * undefined), what is left of `maxRetryDelayMs` since it began `heldForMs`
+ * ago. `undefined`: the call fails instead of waiting.
  */
-export function holdToTake(
-  waitMs: number | undefined,
-  heldForMs: number,
-  maxRetryDelayMs: number,
-): number | undefined {
+export function holdToTake(waitMs: number | undefined, heldForMs: number, maxRetryDelayMs: number) {
   if (waitMs !== undefined) return waitToTake(waitMs, true, maxRetryDelayMs);
-  const left = maxRetryDelayMs - heldForMs;
-  return left > 0 ? left : undefined;
-}
-
-/**
- * How long the key is held after the `silent`-th request in a row that got
- * no response (timeoutMs below the service's latency, say): 100 ms doubling
- * up to 8 s, so that such requests never turn into a loop of probes.
- */
-export function silentCooldown(silent: number): number {
-  return Math.min(BACKOFF_FLOOR_MS * 2 ** Math.max(0, silent - 1), BACKOFF_CAP_MS);
+  return heldForMs < maxRetryDelayMs ? maxRetryDelayMs - heldForMs : undefined;
 }
 
 /** How an attempt ended, as far as waiting is concerned. */
@@ -90,12 +73,11 @@ export type Outcome =
       readonly timedOut: boolean;
       readonly status?: number | undefined;
     }
-  /** A response with this status; for a 429, the wait it asks for. */
+  /** A response; for a 429, the wait it asks for, or that it asked for more than a day. */
   | {
       readonly kind: 'response';
       readonly status: number;
       readonly retryAfter?: { readonly ms: number; readonly source: RetryReason } | undefined;
-      /** A 429's `Retry-After` asked for more than a day (and no reset gave a wait instead). */
       readonly retryAfterTooFar?: boolean;
     };
 
@@ -118,20 +100,12 @@ export interface Decision {
    * attempt's error. `held`: the wait is the key's cooldown, which the quota
    * holds every call for (this one's next attempt included), so it is taken there.
    */
-  readonly retry?:
-    | { readonly delayMs: number; readonly reason: RetryReason; readonly held?: true }
-    | undefined;
+  readonly retry?: { readonly delayMs: number; readonly reason: RetryReason; readonly held?: true };
   /** For a 429: how long the key cools down for every caller, from now. */
-  readonly cooldownMs?: number | undefined;
+  readonly cooldownMs?: number;
   /** For a 429: the wait was asked for but is longer than the client takes. */
   readonly tooLong?: boolean;
 }
-
-const backoff = (reason: RetryReason, { resend, attempt, maxRetryDelayMs, random }: Situation) => {
-  if (!resend) return {};
-  const delayMs = waitToTake(backoffDelay(attempt, random), false, maxRetryDelayMs);
-  return delayMs === undefined ? {} : { retry: { delayMs, reason } };
-};
 
 /**
  * Whether a failed attempt is retried, after how long and why. A 429 waits
@@ -139,28 +113,39 @@ const backoff = (reason: RetryReason, { resend, attempt, maxRetryDelayMs, random
  * `Retry-After: 0`), else backs off by the key's 429s in a row (1 s doubling
  * up to a minute, with jitter: a limiter that says nothing is given time to
  * recover), and cools the key down as long; a 429 asking more than a day is
- * not believed, cools the key a minute, and is not retried. A 5xx, a timeout or no response backs off, for operations that may
- * be resent. Anything else (400, 401, 404, a body that does not validate) is
- * final. Whether retries are left is p-retry's count, not this.
+ * not believed, cools the key a minute, and is not retried. A 5xx, a timeout
+ * or no response backs off, for operations that may be resent. Anything else
+ * (400, 401, 404, a body that does not validate) is final. Whether retries
+ * are left is p-retry's count, not this.
  */
 export function decide(outcome: Outcome, situation: Situation): Decision {
-  if (outcome.kind === 'no-response') {
-    return backoff(outcome.timedOut ? 'timeout' : 'connection-error', situation);
+  const { resend, attempt, strikes = 1, maxRetryDelayMs, random } = situation;
+  const { status = 0 } = outcome;
+  if (outcome.kind === 'no-response' || status >= 500) {
+    const reason =
+      outcome.kind === 'response'
+        ? 'server-error'
+        : outcome.timedOut
+          ? 'timeout'
+          : 'connection-error';
+    const delayMs = resend
+      ? waitToTake(backoffDelay(attempt, random), false, maxRetryDelayMs)
+      : undefined;
+    return delayMs === undefined ? {} : { retry: { delayMs, reason } };
   }
-  const { status } = outcome;
-  if (status >= 500) return backoff('server-error', situation);
   if (status !== 429) return {};
   if (outcome.retryAfterTooFar) return { cooldownMs: DISBELIEVED_COOLDOWN_MS, tooLong: true };
   const asked = outcome.retryAfter;
-  const { strikes = 1, random } = situation;
   const wanted = Math.max(
     BACKOFF_FLOOR_MS,
     asked?.ms ?? backoffDelay(strikes, random, LEARNT_BASE_MS, LEARNT_CAP_MS),
   );
-  const delayMs = waitToTake(wanted, asked !== undefined, situation.maxRetryDelayMs);
+  const delayMs = waitToTake(wanted, asked !== undefined, maxRetryDelayMs);
   if (delayMs === undefined) return { cooldownMs: wanted, tooLong: asked !== undefined };
   // The key cools down as long as the retry waits: a back-off of the client's
   // own, capped at maxRetryDelayMs, is capped for every caller alike.
-  const reason = asked?.source ?? 'rate-limited';
-  return { cooldownMs: delayMs, retry: { delayMs, reason, held: true } };
+  return {
+    cooldownMs: delayMs,
+    retry: { delayMs, reason: asked?.source ?? 'rate-limited', held: true },
+  };
 }

@@ -1,10 +1,8 @@
 import { type Member, parseList } from './structured-fields.js';
 
-// Everything the SDK reads about time from a response, as pure functions of
-// the headers and a clock reading: the rate-limit window in whichever form a
-// limiter states it, Retry-After and the server's clock (Date). Every form is
-// read into the same few facts (limit, remaining, reset, the window's length
-// when stated); nothing here keeps state or throws.
+// What a response says about time, as pure functions of its headers and a
+// clock reading: the budget in whichever form a limiter states it, read into
+// the same few facts; Retry-After; the server's clock (Date).
 
 /**
  * The rate-limit state a response reported: through its `X-RateLimit-*`
@@ -26,12 +24,9 @@ export interface WindowReport {
   /** The reset as a Unix time in whole seconds: with `limit`, it names the window. */
   readonly resetId: number;
   /**
-   * The reset was sent as seconds until it, so `resetId` is an estimate: the
-   * report belongs to the window of its limit still known, if any. Such a
-   * reset may have been rounded down, so `resetInMs` holds a second more than
-   * was said: a store may take that second off when the value said is the
-   * window's whole length (`windowMs`, or the longest said before), which no
-   * rounding can have shortened.
+   * The reset was sent as seconds until it: `resetId` is an estimate, the
+   * report belongs to the window of its limit still known, and `resetInMs`
+   * holds a second more than was said, for a rounding down (see `resetIn`).
    */
   readonly approximate?: boolean | undefined;
   /** Milliseconds from the response to the reset, on the service's clock. */
@@ -42,11 +37,8 @@ export interface WindowReport {
 
 /**
  * How a reported window stands to a known one of the same limit that has not
- * ended: older, the same window, or newer. An approximate reset (sent as
- * seconds until it, so estimated from when the response arrived) names the
- * window still known: a late response can never loosen the budget, and a new
- * window is learnt once the known one has ended. The Redis store's scripts
- * keep the same rule.
+ * ended: older, the same, or newer. An approximate reset names the one still
+ * known, so a late response never loosens the budget (as in the Redis scripts).
  */
 export function windowOrder(knownId: number, reported: WindowReport): -1 | 0 | 1 {
   if (reported.approximate) return 0;
@@ -59,22 +51,16 @@ export type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
 
 /** What one response says about time, read once. */
 export interface ResponseTiming {
-  /** The budget the response reported, in any form read, when complete and credible. */
+  /** The budget, when complete and credible; `window`, the same for the quota. */
   readonly rateLimit: RateLimitInfo | undefined;
-  /**
-   * The same window, for the quota; `undefined` is "nothing usable", whether
-   * no rate-limit header came or none could be used.
-   */
   readonly window: WindowReport | undefined;
-  /** How a value was read in another unit than its header's own (for a `warn` line). */
+  /** For `warn` lines: a value read in another unit than its header's own; headers unusable. */
   readonly reading: string | undefined;
-  /** Rate-limit headers that came but could not be used, in words (for a `warn` line). */
   readonly unusable: string | undefined;
-  /** For a 429: the wait the service asks for, when it says. */
+  /** For a 429: the wait asked for; or that `Retry-After` asked for more than a day. */
   readonly retryAfter: { readonly ms: number; readonly source: RateLimitWaitSource } | undefined;
-  /** A 429's `Retry-After` asked for more than a day (and no reset gave a wait instead). */
   readonly retryAfterTooFar: boolean;
-  /** Header values that were present but not believed, in words (for the `info` log). */
+  /** Values present but not believed, for the `info` log. */
   readonly ignored: readonly string[];
 }
 
@@ -85,19 +71,13 @@ export interface ResponseTiming {
  */
 export const HORIZON_MS = 86_400_000;
 
-// Below this, a difference between the response's Date and the local clock is
-// latency or rounding (Date has whole seconds), not skew.
+// Below this, Date and the local clock differ by latency or rounding, not skew.
 const SKEW_TOLERANCE_MS = 2_000;
 
 // Quoted whole: the caller redacts the key before it shortens anything.
 const excerpt = (value: string) => JSON.stringify(value);
 
-/**
- * The service's "now" in local milliseconds: the response's `Date` when it
- * differs from the local clock by more than two seconds but less than the
- * horizon (the clocks are skewed, and `X-RateLimit-Reset` or an HTTP-date
- * `Retry-After` are in the server's time), else the local clock.
- */
+/** The service's "now": its `Date` when skewed from the local clock by 2 s to a day. */
 function serverNow(headers: Headers, nowMs: number, ignored: string[]): number {
   const date = headers.get('date');
   const at = date === null ? Number.NaN : Date.parse(date);
@@ -118,12 +98,9 @@ function parseOne(value: string, serverMs: number): number | undefined {
 }
 
 /**
- * Milliseconds to wait according to a `Retry-After` value, given as
- * delta-seconds (`"120"`, also fractional) or an HTTP-date, against the
- * server's clock `serverMs`. `undefined` when the value is missing or unusable
- * (negative, garbage): the caller then falls back to other signals instead of
- * giving up retrying. When the header was sent more than once (values joined
- * by commas; an HTTP-date has a comma of its own after the weekday), the
+ * Milliseconds to wait for a `Retry-After` of delta-seconds (also fractional)
+ * or an HTTP-date, against the server's clock; `undefined` when missing or
+ * unusable, so that other signals are used instead. Sent more than once, the
  * longest wait wins. Not bounded: see {@link readTiming}.
  */
 export function parseRetryAfter(value: string | null, serverMs: number): number | undefined {
@@ -137,89 +114,55 @@ export function parseRetryAfter(value: string | null, serverMs: number): number 
   return longest;
 }
 
-/** What a limiter stated, as text, before it is checked: one form's reading. */
+/**
+ * What one form stated, as text, before it is checked: `name` names its
+ * fields in messages; `unit` is its reset's own; `windowSec` its policy's `w`;
+ * `summary` is said instead of each value's problem when it is unusable.
+ */
 interface Stated {
-  /** The header that names the form, for messages. */
-  readonly form: string;
-  readonly limit: string | undefined;
-  readonly remaining: string | undefined;
-  readonly reset: string | undefined;
-  /** The reset's own unit: a Unix time (the interface's) or seconds until it (the drafts'). */
+  readonly name: (field: 'limit' | 'remaining' | 'reset') => string;
+  readonly limit?: string | undefined;
+  readonly remaining?: string | undefined;
+  readonly reset?: string | undefined;
   readonly unit: 'unix' | 'delta';
-  /** The window's length in seconds, when stated (a policy's `w`). */
   readonly windowSec?: number | undefined;
-  /** What to say, instead of each value's problem, when the form is unusable. */
   readonly summary?: string;
 }
 
 const integer = (value: unknown) =>
-  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
-const nameOf = (member: Member) =>
-  typeof member.value === 'string' || typeof member.value === 'number'
-    ? String(member.value)
-    : typeof member.value === 'object' && 'token' in member.value
-      ? member.value.token
-      : undefined;
-
-/** `RateLimit-Policy` members by name (draft-08 and -11), and the first one's `w`. */
-function policies(headers: Headers): {
-  quotas: Map<string, Member>;
-  windowSec?: number | undefined;
-} {
-  const members = parseList(headers.get('ratelimit-policy')) ?? [];
-  const quotas = new Map<string, Member>();
-  for (const member of members) {
-    const name = nameOf(member);
-    if (name !== undefined) quotas.set(name, member);
-  }
-  return { quotas, windowSec: integer(members[0]?.params.get('w')) };
-}
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? String(value) : undefined;
+const nameOf = ({ value }: Member) =>
+  typeof value === 'object' && 'token' in value ? value.token : String(value);
+const field = (name: string) => (part: string) => `RateLimit ${part === 'reset' ? name : part}`;
 
 /**
  * The IETF `RateLimit` field: draft-07's dictionary (`limit=5, remaining=4,
- * reset=2`), or draft-08's and -11's named policies (`"default";r=4;t=2` with
- * `RateLimit-Policy: "default";q=5;w=2`), of which the one with least left.
+ * reset=2` with `RateLimit-Policy: 5;w=2`), or draft-08's and -11's named
+ * policies (`"default";r=4;t=2` with `RateLimit-Policy: "default";q=5;w=2`).
  */
-function ietf(headers: Headers, raw: string): Stated[] {
-  const { quotas, windowSec } = policies(headers);
-  const dictionary =
-    /^\s*limit\s*=\s*(\d+)\s*,\s*remaining\s*=\s*(\d+)\s*,\s*reset\s*=\s*(\d+)\s*$/i;
-  const seven = dictionary.exec(raw);
+function ietf(raw: string, policy: Member[]): Stated[] {
+  const seven =
+    /^\s*limit\s*=\s*(\d+)\s*,\s*remaining\s*=\s*(\d+)\s*,\s*reset\s*=\s*(\d+)\s*$/i.exec(raw);
+  const windowSec = Number(integer(policy[0]?.params.get('w')) ?? 0);
   if (seven) {
     const [, limit, remaining, reset] = seven;
-    return [{ form: 'RateLimit', limit, remaining, reset, unit: 'delta', windowSec }];
+    return [{ name: field('reset'), limit, remaining, reset, unit: 'delta', windowSec }];
   }
   const members = parseList(raw);
   const summary = `RateLimit ${excerpt(raw)} (${members ? 'no policy with r, t and a RateLimit-Policy quota q' : 'not a structured field list'})`;
-  if (!members?.length)
-    return [
-      {
-        form: 'RateLimit',
-        limit: undefined,
-        remaining: undefined,
-        reset: undefined,
-        unit: 'delta',
-        summary,
-      },
-    ];
-  const read: Stated[] = [];
-  for (const member of members) {
-    const name = nameOf(member);
-    const policy = name === undefined ? undefined : quotas.get(name);
-    const q = integer(policy?.params.get('q'));
-    const r = integer(member.params.get('r'));
-    const t = integer(member.params.get('t'));
-    read.push({
-      form: 'RateLimit',
-      limit: q === undefined ? undefined : String(q),
-      remaining: r === undefined ? undefined : String(r),
-      reset: t === undefined ? undefined : String(t),
+  if (!members?.length) return [{ name: field('t'), unit: 'delta', summary }];
+  return members.map((member) => {
+    const quota = policy.find((one) => nameOf(one) === nameOf(member))?.params;
+    return {
+      name: field('t'),
+      limit: integer(quota?.get('q')),
+      remaining: integer(member.params.get('r')),
+      reset: integer(member.params.get('t')),
       unit: 'delta',
-      windowSec: integer(policy?.params.get('w')),
+      windowSec: Number(integer(quota?.get('w')) ?? 0),
       summary,
-    });
-  }
-  return read;
+    };
+  });
 }
 
 /**
@@ -227,19 +170,21 @@ function ietf(headers: Headers, raw: string): Stated[] {
  * `X-RateLimit-*`, the `RateLimit` field, draft-06's `RateLimit-*`.
  */
 function stated(headers: Headers): Stated[][] {
+  const policy = parseList(headers.get('ratelimit-policy')) ?? [];
   const triple = (prefix: string, unit: 'unix' | 'delta'): Stated[] => {
     const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map(
-      (name) => headers.get(`${prefix}-${name}`) ?? undefined,
+      (part) => headers.get(`${prefix}-${part}`) ?? undefined,
     );
     if (limit === undefined && remaining === undefined && reset === undefined) return [];
-    // `RateLimit-Policy: 5;w=2`, as draft-06 and -07 limiters send it.
-    const windowSec = unit === 'delta' ? policies(headers).windowSec : undefined;
-    return [{ form: `${prefix}-*`, limit, remaining, reset, unit, windowSec }];
+    const name = (part: string) => `${prefix}-${part[0]?.toUpperCase()}${part.slice(1)}`;
+    // `RateLimit-Policy: 5;w=2`, as draft-06 limiters send it.
+    const windowSec = unit === 'delta' ? Number(integer(policy[0]?.params.get('w')) ?? 0) : 0;
+    return [{ name, limit, remaining, reset, unit, windowSec }];
   };
   const fields = headers.get('ratelimit');
   return [
     triple('X-RateLimit', 'unix'),
-    fields === null ? [] : ietf(headers, fields),
+    fields === null ? [] : ietf(fields, policy),
     triple('RateLimit', 'delta'),
   ];
 }
@@ -272,35 +217,19 @@ interface Read {
   readonly note: string | undefined;
 }
 
-/**
- * One form's values checked: whole numbers, a reset in whatever unit it
- * plainly is in (told apart by size) and not in the past; `undefined` with
- * the reasons in `problems` when anything is missing or not credible.
- */
+/** One form checked: whole numbers, a reset in the unit it plainly is in, not past. */
 function check(said: Stated, server: number, nowMs: number, problems: string[]): Read | undefined {
-  const { form, unit } = said;
-  const name = (field: string) =>
-    form === 'RateLimit'
-      ? `RateLimit ${field}`
-      : `${form.slice(0, -1)}${field[0]?.toUpperCase()}${field.slice(1)}`;
+  const { name, unit } = said;
   const limit = integers(said.limit, (...values) => values[0] ?? Number.NaN);
   const saidRemaining = integers(said.remaining, Math.min);
   const value = /^\s*(\d{1,16}(?:\.\d{1,6})?)\s*$/.exec(said.reset ?? '');
   const before = problems.length;
-  for (const [field, raw, read] of [
-    ['limit', said.limit, limit],
-    ['remaining', said.remaining, saidRemaining],
-    ['reset', said.reset, value],
-  ] as const) {
-    if (read === undefined || read === null) {
-      const why =
-        raw === undefined
-          ? 'missing'
-          : `${excerpt(raw)}${field === 'reset' ? ' (not a number)' : ''}`;
-      problems.push(`${name(field)} ${why}`);
-    }
-  }
-  if (problems.length > before || limit === undefined || saidRemaining === undefined || !value) {
+  const complain = (field: 'limit' | 'remaining' | 'reset', raw: string | undefined, why = '') =>
+    problems.push(`${name(field)} ${raw === undefined ? 'missing' : `${excerpt(raw)}${why}`}`);
+  if (limit === undefined) complain('limit', said.limit);
+  if (saidRemaining === undefined) complain('remaining', said.remaining);
+  if (!value) complain('reset', said.reset, ' (not a number)');
+  if (limit === undefined || saidRemaining === undefined || !value) {
     if (said.summary) problems.splice(before, Number.POSITIVE_INFINITY, said.summary);
     return undefined;
   }
@@ -309,9 +238,7 @@ function check(said: Stated, server: number, nowMs: number, problems: string[]):
   const atMs = read === 'delta' ? server + number * 1000 : read === 'unix' ? number * 1000 : number;
   const inMs = Math.ceil(atMs - server);
   if (inMs < -SKEW_TOLERANCE_MS) {
-    problems.push(
-      `${name('reset')} ${excerpt(said.reset ?? '')} (in the past on the service's clock)`,
-    );
+    complain('reset', said.reset, " (in the past on the service's clock)");
     return undefined;
   }
   // More left than the limit is not believed.

@@ -218,6 +218,30 @@ describe('after a 429', () => {
   });
 });
 
+describe('a limiter that says nothing of when to come back', () => {
+  it('spends one call’s retry per cooldown, so held calls outlast it, and waits longer each time', async () => {
+    // 429s without any header for the first 4 s, then answers.
+    const start = Date.now();
+    const stub = scriptedFetch().thenAlways(() =>
+      Date.now() - start < 4000 ? apiError(429) : json([rex]),
+    );
+    const delays: number[] = [];
+    const client = clientWith(stub.fetch, {
+      onRetry: (info) => info.reason === 'rate-limited' && delays.push(info.delayMs),
+    });
+    const results = await finish(Array.from({ length: 10 }, () => client.listPets()));
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
+    // One request after each cooldown; the back-off doubles with each 429 in a row.
+    const tooMany = stub.received.filter((r) => r.at - start < 4000);
+    expect(tooMany.length).toBeLessThanOrEqual(4);
+    expect(delays).toHaveLength(tooMany.length);
+    for (const [i, wait] of delays.entries()) {
+      expect(wait).toBeGreaterThanOrEqual(500 * 2 ** i);
+      expect(wait).toBeLessThanOrEqual(1000 * 2 ** i);
+    }
+  });
+});
+
 describe('the decision to retry', () => {
   const brokenBody = (status: number, headers: Record<string, string>) =>
     new Response(

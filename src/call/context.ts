@@ -155,7 +155,7 @@ export class CallContext {
     if (timing.reading) this.warnOnce(`${this.scrub(timing.reading)}.`, 'reading');
     if (timing.unusable) {
       this.warnOnce(
-        `The rate-limit headers could not be used: ${this.scrub(timing.unusable).slice(0, 300)}. The client follows no budget from them and holds calls only after a 429.`,
+        `The rate-limit headers could not be used: ${this.scrub(timing.unusable).slice(0, 300)}. The client learns the budget instead, from one request at first.`,
         'unusable',
       );
     }

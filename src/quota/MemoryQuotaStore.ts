@@ -41,7 +41,6 @@ export interface Learnt {
   pace: number;
 }
 
-// A hostile server could name a new window in every response.
 const MAX_WINDOWS = 4;
 const MAX_ALLOW = 1 << 20;
 
@@ -98,21 +97,18 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   #bucket(name: string): Bucket {
-    let bucket = this.#buckets.get(name);
-    if (!bucket) {
-      bucket = {
-        windows: new Map(),
-        inFlight: new Set(),
-        probe: undefined,
-        known: false,
-        cooldownUntil: 0,
-        quietUntil: 0,
-        learnt: { allow: 1, sent: 0, from: 0, pace: 0 },
-        span: 0,
-        listeners: new Set(),
-      };
-      this.#buckets.set(name, bucket);
-    }
+    const bucket = this.#buckets.get(name) ?? {
+      windows: new Map(),
+      inFlight: new Set(),
+      probe: undefined,
+      known: false,
+      cooldownUntil: 0,
+      quietUntil: 0,
+      learnt: { allow: 1, sent: 0, from: 0, pace: 0 },
+      span: 0,
+      listeners: new Set(),
+    };
+    this.#buckets.set(name, bucket);
     return bucket;
   }
 
@@ -174,7 +170,11 @@ export class MemoryQuotaStore implements QuotaStore {
           resetId: window.resetId,
           resetAt: now + resetIn(bucket, window),
         });
-        if (bucket.windows.size > MAX_WINDOWS) dropSoonest(bucket.windows);
+        // A hostile server could name a new window in every response: the soonest to end goes.
+        if (bucket.windows.size > MAX_WINDOWS) {
+          const soonest = [...bucket.windows].sort(([, a], [, b]) => a.resetAt - b.resetAt)[0];
+          if (soonest) bucket.windows.delete(soonest[0]);
+        }
       } else if (windowOrder(known.resetId, window) === 0) {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
@@ -209,16 +209,9 @@ export class MemoryQuotaStore implements QuotaStore {
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
     // Memory stays bounded with many keys: an idle bucket that knows nothing is dropped.
-    const idle = bucket.inFlight.size === 0 && bucket.listeners.size === 0;
-    if (
-      idle &&
-      bucket.windows.size === 0 &&
-      bucket.cooldownUntil <= now &&
-      bucket.quietUntil <= now &&
-      !bucket.known
-    ) {
-      this.#buckets.delete(name);
-    }
+    const { inFlight, listeners, windows, cooldownUntil, quietUntil, known } = bucket;
+    const idle = inFlight.size + listeners.size + windows.size === 0 && !known;
+    if (idle && Math.max(cooldownUntil, quietUntil) <= now) this.#buckets.delete(name);
   }
 
   watch(name: string, listener: () => void): () => void {
@@ -243,16 +236,4 @@ export function resetIn(bucket: { span: number }, window: WindowReport): number 
   const whole = Math.max(bucket.span, window.windowMs ?? 0);
   bucket.span = Math.max(bucket.span, said);
   return whole > 0 && said >= whole ? said : window.resetInMs;
-}
-
-function dropSoonest(windows: Map<number, Window>): void {
-  let soonest: number | undefined;
-  let at = Number.POSITIVE_INFINITY;
-  for (const [limit, window] of windows) {
-    if (window.resetAt < at) {
-      at = window.resetAt;
-      soonest = limit;
-    }
-  }
-  if (soonest !== undefined) windows.delete(soonest);
 }

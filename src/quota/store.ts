@@ -47,10 +47,9 @@ export interface Observation {
   readonly status: number;
   /**
    * The rate-limit window the response reported, when its headers were
-   * complete and credible. Without one (no header, or none usable: a proxy
-   * strips them, CORS hides them, a gateway rewrites them), the request is
-   * counted against the known windows, and an answer of the service (2xx or
-   * 4xx) makes the budget known to be invisible.
+   * complete and credible. Without one (none came, or none usable), the
+   * request counts against the known windows, and an answer of the service
+   * (2xx or 4xx) makes the budget one to learn.
    */
   readonly window?: WindowReport | undefined;
   /**
@@ -59,11 +58,7 @@ export interface Observation {
    * `no-response`).
    */
   readonly cooldownMs?: number | undefined;
-  /**
-   * For a 429 that said nothing of when to come back: `cooldownMs` is the
-   * client's own back-off, so the limiter's pace is unknown too, and a store
-   * that learns a budget nobody states spaces its rounds by it.
-   */
+  /** For a 429 that said nothing of when to come back: `cooldownMs` is the client's back-off. */
   readonly guessed?: boolean | undefined;
 }
 
@@ -88,9 +83,14 @@ export interface Observation {
  *   of the known windows; a window is named by its limit and its reset, and a
  *   report of an older window, or a larger `remaining` for the same one, is
  *   ignored (responses arriving out of order only tighten the budget);
- * - a 2xx or 4xx without a usable window makes the budget invisible: then
- *   every request is admitted while no known window holds it, and only a
- *   429's cooldown does; the request still counts against known windows.
+ * - while no window is stated (a 2xx or 4xx came without one), the budget
+ *   is learnt: requests go in rounds, the first of one request; a round ends
+ *   once all its requests are answered (after a `guessed` 429, also once its
+ *   `cooldownMs` has passed since it began); one spent whole without a 429
+ *   doubles the next (adds one after a 429); a 429 halves it;
+ * - a window said in seconds-until (`approximate`) lasts the second more its
+ *   `resetInMs` holds, unless the value said is the window's whole length
+ *   (`windowMs`, or the longest said of an earlier window; never after a 429).
  */
 export interface QuotaStore {
   /** Asks to send one request now. */
