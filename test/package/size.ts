@@ -28,11 +28,13 @@ import { root } from './pack.js';
  * lease, a process-local cooldown after a 429 that no store can lose, a
  * store's `observe` bounded, the key kept out of quoted errors and a `baseUrl`;
  * then by 0.25 kB (20.50 kB measured) for the check that a lease still holds
- * as its request leaves (a process frozen past its lease sends nothing).
- * `plain` is one `listPets` call bundled without splitting (27.55 kB).
+ * as its request leaves (a process frozen past its lease sends nothing); then
+ * by 0.25 kB (20.87 kB measured, 28.56 kB in all) for the rate-limit engine
+ * that reads draft-07's `RateLimit` and learns a budget nobody states.
+ * `plain` is one `listPets` call bundled without splitting (27.92 kB).
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 20.75 * 1024, total: 28.5 * 1024, plain: 28 * 1024 };
+export const BUDGET = { initial: 21 * 1024, total: 28.75 * 1024, plain: 28.25 * 1024 };
 
 export interface Size {
   minified: number;
