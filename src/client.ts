@@ -1,4 +1,4 @@
-import { resolveApiKey } from './auth.js';
+import { bucketName, resolveApiKey } from './auth.js';
 import { runCall } from './call/call.js';
 import { CallContext } from './call/context.js';
 import { OPERATIONS } from './call/operations.js';
@@ -8,7 +8,7 @@ import { AnimalStoreError } from './errors.js';
 import type { RateLimitInfo } from './headers.js';
 import type { WithResponse } from './observe.js';
 import type { ClientOptions, RequestOptions } from './options.js';
-import { bucketName } from './quota/bucket.js';
+
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import { describeThrown, LevelLogger, redact, redactError, scrubThrown } from './redact.js';
 import {

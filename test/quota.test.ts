@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { bucketName } from '../src/auth.js';
 import {
   AnimalStoreError,
   MemoryQuotaStore,
@@ -10,7 +11,6 @@ import {
   ServerError,
   TimeoutError,
 } from '../src/index.js';
-import { bucketName } from '../src/quota/bucket.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
 import type { AdmitRequest, Observation } from '../src/quota/store.js';
 import { limits, seconds, settle, today, useFakeTime } from './helpers/fake-time.js';
