@@ -267,8 +267,9 @@ describe('arbitrary bodies (properties)', () => {
           let bytes = encoders[encoding]!(Buffer.concat(Array(repeat).fill(Buffer.from(seed))));
           if (corrupt) bytes = bytes.subarray(0, Math.floor(bytes.length / 2));
           next = { encoding, bytes, status };
+          // No bytes of these make a pet: every call fails, and only ever with the SDK's own error.
           const result = await client.getPet(1).catch((e: unknown) => e);
-          if (result instanceof Error) expect(result).toBeInstanceOf(AnimalStoreError);
+          expect(result).toBeInstanceOf(AnimalStoreError);
         },
       ),
       { numRuns: 80, seed: 1417 },
@@ -486,8 +487,10 @@ describe('smaller ones', () => {
           );
           const client = clientWith(stub.fetch, { maxRetries: 0, maxRetryDelayMs: 10 });
           await expect(client.createPet({ name: 'Rex', categoryId: 3 })).resolves.toEqual(rex);
+          // The next answer is a 429 with those headers, or the call is held past 10 ms: either
+          // way it fails, and only ever with the SDK's own error.
           const next = await client.listPets().catch((e: unknown) => e);
-          if (next instanceof Error) expect(next).toBeInstanceOf(AnimalStoreError);
+          expect(next).toBeInstanceOf(AnimalStoreError);
         },
       ),
       { numRuns: 200, seed: 1415 },

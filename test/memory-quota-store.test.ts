@@ -172,11 +172,15 @@ describe('MemoryQuotaStore', () => {
     await lease();
   });
 
-  it('lets the next request probe when the probe gets no response', async () => {
+  it('lets the next request probe when the probe gets no response, or is never sent', async () => {
     const { store, lease } = storeAt();
     const probe = await lease();
-    await store.release('b', probe);
-    await lease();
+    expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
+    await store.observe('b', probe, { status: 0 });
+    const next = await lease();
+    expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
+    await store.release('b', next);
+    expect(await store.admit('b')).toHaveProperty('lease');
   });
 
   it('does not learn the budget from a 5xx without headers (a proxy may have answered)', async () => {

@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AnimalStoreError, PetsClient, RateLimitError } from '../src/index.js';
+import { AnimalStoreError, PetsClient } from '../src/index.js';
 import { startMockServer } from '../src/mock/index.js';
 import type { Admission, QuotaStore } from '../src/quota/store.js';
 import { type RedisClient, RedisQuotaStore, type RedisScripts } from '../src/redis/index.js';
@@ -624,9 +624,16 @@ describe('RedisQuotaStore options', () => {
     expect(lines).toEqual([expect.stringMatching(/await client\.connect\(\)/)]);
   });
 
-  it('is a QuotaStore a client takes', async () => {
+  it('is a QuotaStore a client takes, and admits its calls', async () => {
     const store: QuotaStore = new RedisQuotaStore({ client: await clientOf('ioredis') });
-    expect(() => new PetsClient({ apiKey: 'k', quotaStore: store })).not.toThrow();
-    expect(RateLimitError).toBeDefined();
+    const client = new PetsClient({
+      apiKey: 'sk_redis_store_taken',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      quotaStore: store,
+      logLevel: 'off',
+      fetch: async () => Response.json([], { headers: { 'x-ratelimit-limit': '5' } }),
+    });
+    await expect(client.listPets()).resolves.toEqual([]);
+    await expect(client.listPets()).resolves.toEqual([]);
   });
 });
