@@ -15,9 +15,12 @@ export const BACKOFF_FLOOR_MS = 100;
  * A minute is the shortest window of the service's plans.
  */
 export const DISBELIEVED_COOLDOWN_MS = 60_000;
-/** Back-off after a 429 that says nothing of when to come back: from 1 s up to a minute. */
+/**
+ * Back-off after a 429 that says nothing of when to come back: from 1 s up to
+ * ten minutes, by the key's 429s in a row; past `maxRetryDelayMs`, calls fail.
+ */
 export const LEARNT_BASE_MS = 1_000;
-export const LEARNT_CAP_MS = 60_000;
+export const LEARNT_CAP_MS = 600_000;
 
 /**
  * Exponential back-off with jitter for the `n`-th failure in a row (1-based):
@@ -111,9 +114,10 @@ export interface Decision {
  * Whether a failed attempt is retried, after how long and why. A 429 waits
  * what the service asks (never less than {@link BACKOFF_FLOOR_MS}, even for
  * `Retry-After: 0`), else backs off by the key's 429s in a row (1 s doubling
- * up to a minute, with jitter: a limiter that says nothing is given time to
- * recover), and cools the key down as long; a 429 asking more than a day is
- * not believed, cools the key a minute, and is not retried. A 5xx, a timeout
+ * up to ten minutes, with jitter: a limiter that says nothing is given time to
+ * recover), and cools the key down as long; a wait past `maxRetryDelayMs`
+ * fails the call instead. A 429 asking more than a day is not believed, cools
+ * the key a minute, and is not retried. A 5xx, a timeout
  * or no response backs off, for operations that may be resent. Anything else
  * (400, 401, 404, a body that does not validate) is final. Whether retries
  * are left is p-retry's count, not this.
@@ -136,12 +140,15 @@ export function decide(outcome: Outcome, situation: Situation): Decision {
   if (status !== 429) return {};
   if (outcome.retryAfterTooFar) return { cooldownMs: DISBELIEVED_COOLDOWN_MS, tooLong: true };
   const asked = outcome.retryAfter;
-  const wanted = Math.max(
-    BACKOFF_FLOOR_MS,
-    asked?.ms ?? backoffDelay(strikes, random, LEARNT_BASE_MS, LEARNT_CAP_MS),
-  );
-  const delayMs = waitToTake(wanted, asked !== undefined, maxRetryDelayMs);
-  if (delayMs === undefined) return { cooldownMs: wanted, tooLong: asked !== undefined };
+  // 429s in a row each wait at least 100 ms doubling, whatever they ask: a
+  // `Retry-After: 0` to every request must not become a loop.
+  const floor = backoffDelay(strikes, () => 0, BACKOFF_FLOOR_MS, LEARNT_CAP_MS);
+  const guess = backoffDelay(strikes, random, LEARNT_BASE_MS, LEARNT_CAP_MS);
+  const wanted = Math.max(floor, asked?.ms ?? guess);
+  // The first back-off of the client's own may be capped at maxRetryDelayMs;
+  // one after 429s in a row is the key's, never shortened.
+  const delayMs = waitToTake(wanted, asked !== undefined || strikes > 1, maxRetryDelayMs);
+  if (delayMs === undefined) return { cooldownMs: wanted, tooLong: true };
   // The key cools down as long as the retry waits: a back-off of the client's
   // own, capped at maxRetryDelayMs, is capped for every caller alike.
   return {

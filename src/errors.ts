@@ -263,8 +263,10 @@ export interface FailedResponse {
   readonly rateLimit: RateLimitInfo | undefined;
   /** `"GET /pets"`, for the message. */
   readonly request: string;
-  /** For 429: the wait the service asked for, if it said. */
+  /** For 429: the wait the service asked for, if it said (or the client's back-off, when too long). */
   readonly retryAfterMs?: number | undefined;
+  /** For 429: the service said nothing of when to retry; the wait is the client's back-off. */
+  readonly guessed?: boolean;
   /** For 429: the wait is longer than `maxRetryDelayMs`, so the client does not take it. */
   readonly tooLongToWait?: boolean;
   /** For 429: the longest wait the client accepts, for the message. */
@@ -282,9 +284,12 @@ function describeBody(response: FailedResponse): string {
 
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
+  if (response.guessed && response.tooLongToWait) {
+    return ` The response said nothing of when to retry, and the client's back-off after 429s in a row (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so it did not wait.`;
+  }
   if (wait === undefined) {
     return response.tooLongToWait
-      ? ' The service asks to wait more than a day, so the client did not wait.'
+      ? ' The service asks to wait more than a day, so the client did not wait; the key cools down for a minute.'
       : ' The response said nothing usable about when to retry.';
   }
   if (response.tooLongToWait) {

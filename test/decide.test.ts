@@ -63,14 +63,34 @@ describe('decide', () => {
       [1, 1000],
       [2, 2000],
       [6, 32_000],
-      [7, 60_000],
-      [20, 60_000],
+      [7, 64_000],
+      [10, 512_000],
+      [20, 600_000],
     ] as const) {
-      expect(decide({ kind: 'response', status: 429 }, { ...at(1, false), strikes })).toEqual({
-        cooldownMs: ms,
-        retry: { delayMs: ms, reason: 'rate-limited', held: true },
-      });
+      const decision = decide({ kind: 'response', status: 429 }, { ...at(1, false), strikes });
+      expect(decision).toEqual(
+        ms <= 60_000
+          ? { cooldownMs: ms, retry: { delayMs: ms, reason: 'rate-limited', held: true } }
+          : { cooldownMs: ms, tooLong: true },
+      );
     }
+    // The first back-off may be capped at maxRetryDelayMs; one after 429s in a row is the key's.
+    const capped = at(1, false, 300);
+    expect(
+      decide({ kind: 'response', status: 429 }, { ...capped, strikes: 1 }).retry?.delayMs,
+    ).toBe(300);
+    expect(decide({ kind: 'response', status: 429 }, { ...capped, strikes: 2 })).toEqual({
+      cooldownMs: 2000,
+      tooLong: true,
+    });
+    // 429s in a row wait at least 100 ms doubling, whatever they ask.
+    const zero = { ms: 0, source: 'retry-after' as const };
+    const waits = [1, 2, 3, 8].map(
+      (strikes) =>
+        decide({ kind: 'response', status: 429, retryAfter: zero }, { ...at(1), strikes })
+          .cooldownMs,
+    );
+    expect(waits).toEqual([100, 200, 400, 12_800]);
     const half = { ...at(1), strikes: 2, random: () => 0.999_999 };
     expect(decide({ kind: 'response', status: 429 }, half).cooldownMs).toBe(1000);
   });

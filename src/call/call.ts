@@ -3,7 +3,7 @@
 // quota observe them → read the body → the answer, or `decide()` on the
 // failure → check the output.
 import pRetry from 'p-retry';
-import { type Decision, decide } from '../decide.js';
+import { BACKOFF_FLOOR_MS, type Decision, decide } from '../decide.js';
 import {
   AnimalStoreError,
   ConnectionError,
@@ -29,11 +29,13 @@ import { type Operation, validateInput, validateOutput } from './operations.js';
 import { BodyTooLarge, type Exchange, LeaseLapsed, type PrepareHeaders } from './transport.js';
 
 const HOLDS: Record<HoldReason, string> = {
-  cooldown: 'the service answered 429 Too Many Requests and asked every caller of this key to wait',
+  cooldown: 'the service answered 429 Too Many Requests, and every caller of this key waits',
   'no-response':
     'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
-  'budget-exhausted': 'no requests remain in the rate-limit window until it resets',
-  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
+  'budget-exhausted':
+    'no requests remain in the rate-limit window (stated, or learnt from the answers) until it ends',
+  'budget-in-flight':
+    'the requests left in the rate-limit window (stated, or learnt from the answers) are all in flight',
   'budget-unknown': 'the budget is unknown until the response to the first request arrives',
 };
 
@@ -55,8 +57,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   trace: CallTrace | undefined;
   /** What was decided on the last failed attempt. */
   decision: Decision | undefined;
-  /** The wait after a 429 was told already: the cooldown's hold is that wait. */
-  told = false;
+  /** The wait after a 429 told already: the cooldown's hold is that wait, unless longer. */
+  told: number | undefined;
 
   constructor(
     readonly ctx: CallContext,
@@ -92,13 +94,12 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     this.trace?.wait(info);
   }
 
-  onHold(reason: HoldReason, delayMs: number): void {
+  onHold(reason: HoldReason, delayMs: number, untimed: boolean): void {
     const name = this.operation.name;
-    if (reason === 'cooldown' && this.told) {
-      this.told = false;
-      return;
-    }
-    const how = reason === 'budget-unknown' ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
+    const told = this.told;
+    this.told = undefined;
+    if (reason === 'cooldown' && told !== undefined && delayMs <= told) return;
+    const how = untimed ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
     this.ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
     this.notify({ operation: name, attempt: this.attempts, delayMs, reason });
   }
@@ -316,7 +317,7 @@ async function backOff(ctx: CallContext, call: Call, error: Error): Promise<void
     error,
   });
   // A 429's wait is the key's cooldown: the quota holds the next attempt for it.
-  if (retry.held) call.told = true;
+  if (retry.held) call.told = retry.delayMs;
   else await sleep(retry.delayMs, call.signal);
 }
 
@@ -367,7 +368,7 @@ function attemptHeaders(
 async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Promise<Answer> {
   call.decision = undefined;
   const lease = await ctx.quota.admit(call);
-  call.told = false;
+  call.told = undefined;
   // Every way out of the attempt ends the lease; one left open would hold
   // the key's budget for every client that shares it.
   let ended = false;
@@ -448,7 +449,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
             retryAfter: timing.retryAfter,
             retryAfterTooFar: timing.retryAfterTooFar,
           },
-          situation(ctx, call),
+          situation(ctx, call, lease),
         );
     observed = observe({
       status,
@@ -484,8 +485,13 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       rateLimit: timing.rateLimit,
       request: call.label,
       method: call.operation.method,
-      retryAfterMs: timing.retryAfter && decision?.cooldownMs,
+      retryAfterMs: timing.retryAfter
+        ? decision?.cooldownMs && Math.max(timing.retryAfter.ms, BACKOFF_FLOOR_MS)
+        : timing.retryAfterTooFar || !decision?.tooLong
+          ? undefined
+          : decision.cooldownMs,
       tooLongToWait: decision?.tooLong === true,
+      guessed: !timing.retryAfter && !timing.retryAfterTooFar,
       maxRetryDelayMs: ctx.maxRetryDelayMs,
     });
   } finally {
@@ -500,10 +506,10 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   }
 }
 
-const situation = (ctx: CallContext, call: Call) => ({
+const situation = (ctx: CallContext, call: Call, lease = '') => ({
   resend: call.operation.resend,
   attempt: call.attempts,
-  strikes: ctx.quota.strikes + 1,
+  strikes: ctx.quota.strikes(lease),
   maxRetryDelayMs: ctx.maxRetryDelayMs,
   random: ctx.random,
 });

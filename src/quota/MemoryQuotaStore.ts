@@ -23,6 +23,8 @@ interface Bucket {
   readonly learnt: Learnt;
   /** The longest seconds-until reset said, in milliseconds: a whole window, which no rounding shortened. */
   span: number;
+  /** A 429 came although the budget allowed the request: stated windows are not trusted alone. */
+  strict: boolean;
   readonly listeners: Set<() => void>;
 }
 
@@ -39,9 +41,12 @@ export interface Learnt {
   sent: number;
   from: number;
   pace: number;
+  /** 429s seen, one per round. */
+  losses: number;
 }
 
 const MAX_WINDOWS = 4;
+const MAX_BUCKETS = 1000;
 const MAX_ALLOW = 1 << 20;
 
 /**
@@ -67,13 +72,22 @@ export function takeLearnt(
 }
 
 /**
- * A 429 halves the learnt budget; rounds then last `paceMs` (the client's
- * back-off when the 429 said nothing, else none), the first one from `until`.
+ * A 429 halves the learnt budget; rounds then last as long as its wait
+ * (`waitMs`, from `until`) when that was the client's guess, or when a
+ * limiter that states its waits but no budget 429s again.
  */
-export function learnt429(learnt: Learnt, paceMs: number, until: number, now: number): void {
+export function learnt429(
+  learnt: Learnt,
+  waitMs: number,
+  guessed: boolean,
+  until: number,
+  now: number,
+): void {
   // The 429s of one round are one sign: halved once, paced by the longest wait.
   const same = learnt.from > now;
   if (!same) learnt.allow = Math.max(1, Math.floor(learnt.allow / 2));
+  if (!same) learnt.losses++;
+  const paceMs = guessed || learnt.losses > 1 ? waitMs : 0;
   learnt.pace = same ? Math.max(learnt.pace, paceMs) : paceMs;
   learnt.sent = 0;
   learnt.from = until;
@@ -104,10 +118,13 @@ export class MemoryQuotaStore implements QuotaStore {
       known: false,
       cooldownUntil: 0,
       quietUntil: 0,
-      learnt: { allow: 1, sent: 0, from: 0, pace: 0 },
+      learnt: { allow: 1, sent: 0, from: 0, pace: 0, losses: 0 },
       span: 0,
+      strict: false,
       listeners: new Set(),
     };
+    // The buckets used last come last, so that the least recently used go first.
+    this.#buckets.delete(name);
     this.#buckets.set(name, bucket);
     return bucket;
   }
@@ -140,11 +157,11 @@ export class MemoryQuotaStore implements QuotaStore {
     }
     if (!bucket.known) {
       if (bucket.probe !== undefined) return { reason: 'budget-unknown' };
-      if (bucket.windows.size === 0) takeLearnt(bucket.learnt, 0, now);
+      if (bucket.windows.size === 0 || bucket.strict) takeLearnt(bucket.learnt, 0, now);
       bucket.probe = this.#grant(bucket);
       return { lease: bucket.probe };
     }
-    if (bucket.windows.size === 0) {
+    if (bucket.windows.size === 0 || bucket.strict) {
       const taken = takeLearnt(bucket.learnt, inFlight, now);
       if (taken === undefined) return { reason: 'budget-in-flight' };
       if (taken !== true) return { reason: 'budget-exhausted', waitMs: taken };
@@ -162,6 +179,10 @@ export class MemoryQuotaStore implements QuotaStore {
     const bucket = this.#bucket(name);
     const now = this.#now();
     const { status, window, cooldownMs, guessed } = observation;
+    // While the budget is unknown, only the request sent to learn it teaches it
+    // (or what a caller tells with no lease): late answers of requests sent
+    // before a 429 do not.
+    const teaches = bucket.known || lease === bucket.probe || lease === '';
     if (window) {
       const known = bucket.windows.get(window.limit);
       if (!known || known.resetAt <= now || windowOrder(known.resetId, window) > 0) {
@@ -178,22 +199,24 @@ export class MemoryQuotaStore implements QuotaStore {
       } else if (windowOrder(known.resetId, window) === 0) {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
-      bucket.known = true;
+      bucket.known ||= teaches;
     } else {
       // No usable budget: the request was likely counted all the same.
       for (const known of bucket.windows.values())
         known.remaining = Math.max(0, known.remaining - 1);
       // The service answered without a budget the client can follow: the
       // budget is learnt instead (a 5xx may be a proxy's, and teaches nothing).
-      if ((status >= 200 && status < 300) || (status >= 400 && status < 429)) bucket.known = true;
+      if ((status >= 200 && status < 300) || (status >= 400 && status < 429))
+        bucket.known ||= teaches;
     }
     if (status === 0 && cooldownMs) {
       bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }
     if (status === 429) {
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + (cooldownMs ?? 0));
-      learnt429(bucket.learnt, guessed ? (cooldownMs ?? 0) : 0, bucket.cooldownUntil, now);
+      learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, bucket.cooldownUntil, now);
       bucket.span = Number.POSITIVE_INFINITY;
+      bucket.strict = true;
       // After a cooldown one request goes first, whatever the budget.
       bucket.known = false;
     }
@@ -208,10 +231,16 @@ export class MemoryQuotaStore implements QuotaStore {
     bucket.inFlight.delete(lease);
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
-    // Memory stays bounded with many keys: an idle bucket that knows nothing is dropped.
-    const { inFlight, listeners, windows, cooldownUntil, quietUntil, known } = bucket;
-    const idle = inFlight.size + listeners.size + windows.size === 0 && !known;
-    if (idle && Math.max(cooldownUntil, quietUntil) <= now) this.#buckets.delete(name);
+    // Memory stays bounded with many keys: an idle bucket that knows nothing is
+    // dropped, and past MAX_BUCKETS the least recently used idle ones are.
+    const idle = (one: Bucket) =>
+      one.inFlight.size + one.listeners.size === 0 &&
+      Math.max(one.cooldownUntil, one.quietUntil) <= now;
+    if (idle(bucket) && bucket.windows.size === 0 && !bucket.known) this.#buckets.delete(name);
+    for (const [other, one] of this.#buckets) {
+      if (this.#buckets.size <= MAX_BUCKETS) break;
+      if (idle(one)) this.#buckets.delete(other);
+    }
   }
 
   watch(name: string, listener: () => void): () => void {

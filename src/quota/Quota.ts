@@ -12,7 +12,7 @@ export interface HoldRequest {
   readonly timeoutMs: number;
   readonly maxRetryDelayMs: number;
   /** Told when the request is held, once per reason, with the wait ahead. */
-  readonly onHold: (reason: HoldReason, delayMs: number) => void;
+  readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
 }
@@ -22,8 +22,9 @@ interface Waiter {
   readonly resolve: (lease: string) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
-  /** When the current hold until a response began. */
+  /** When the current hold until a response began; when the first hold began. */
   untimedSince?: number | undefined;
+  since?: number;
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -129,6 +130,9 @@ export class Quota {
   /** Requests in a row that got no response, and 429s in a row. */
   #silent = 0;
   #strikes = 0;
+  /** When the last 429 came, and when each lease in flight was granted: a 429 in a row is one sent after it. */
+  #struck = 0;
+  readonly #granted = new Map<string, number>();
 
   /** `onError` hears of a store that failed to record a response or a release. */
   constructor(
@@ -226,8 +230,13 @@ export class Quota {
     // Requests that get no response (timeoutMs below the service's latency,
     // say) must not turn into a loop of probes: each one in a row holds the
     // key a little longer, 100 ms doubling up to 8 s, until a response comes.
+    const after = (this.#granted.get(lease) ?? 0) >= this.#struck;
+    this.#granted.delete(lease);
     if (status === 0) observation = { ...observation, cooldownMs: silentCooldown(++this.#silent) };
-    else [this.#silent, this.#strikes] = [0, status === 429 ? this.#strikes + 1 : 0];
+    else this.#silent = 0;
+    // The 429s of requests that were in flight together are one sign, not several.
+    if (status === 429 && after) [this.#strikes, this.#struck] = [this.#strikes + 1, Date.now()];
+    else if (status !== 0 && status !== 429 && after) this.#strikes = 0;
     try {
       const bucket = await this.#bucket;
       const { cooldownMs = 0 } = observation;
@@ -245,8 +254,9 @@ export class Quota {
     }
   }
 
-  get strikes(): number {
-    return this.#strikes;
+  /** The 429s in a row a 429 to `lease` makes (one to a request sent before the last does not add). */
+  strikes(lease: string): number {
+    return this.#strikes + ((this.#granted.get(lease) ?? 0) >= this.#struck ? 1 : 0);
   }
 
   /** Whether the store can say that a lease has lapsed. */
@@ -266,6 +276,7 @@ export class Quota {
 
   /** Ends the lease of a request that was never sent; a store failure goes to `onError`. */
   async release(lease: string): Promise<void> {
+    this.#granted.delete(lease);
     try {
       const bucket = await this.#bucket;
       await settle(() => this.#store.release(bucket, lease));
@@ -302,6 +313,7 @@ export class Quota {
           if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
         } else if (waiters[0] === head) {
           waiters.shift();
+          this.#granted.set(admission.lease, Date.now());
           head.resolve(admission.lease);
         } else {
           // The head was aborted while the store was asked.
@@ -332,7 +344,10 @@ export class Quota {
       const { maxRetryDelayMs } = waiter.request;
       waiter.untimedSince = waitMs === undefined ? (waiter.untimedSince ?? now) : undefined;
       const take = holdToTake(waitMs, now - (waiter.untimedSince ?? now), maxRetryDelayMs);
-      if (take === undefined) {
+      waiter.since ??= now;
+      // However many holds follow each other, none ends more than a day after the first began.
+      const end = waitMs === undefined ? now : now + (take ?? 0);
+      if (take === undefined || end - waiter.since > HORIZON_MS) {
         line.waiters.splice(line.waiters.indexOf(waiter), 1);
         waiter.reject(waiter.request.tooLong(reason, waitMs));
         continue;
@@ -340,7 +355,7 @@ export class Quota {
       if (waitMs === undefined) pause = Math.min(pause ?? take, take);
       if (waiter.reason !== reason) {
         waiter.reason = reason;
-        waiter.request.onHold(reason, take);
+        waiter.request.onHold(reason, take, waitMs === undefined);
       }
     }
     return line.waiters.length > 0 ? pause : undefined;

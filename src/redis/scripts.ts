@@ -8,7 +8,8 @@
 //                    `seq` (arrival counter), `turn` (the turn last served),
 //                    `w:<limit>` = "remaining:resetId:resetAt", `span` (the longest
 //                    seconds-until reset said, in ms; -1 after a 429), and the budget
-//                    learnt while none is stated: `allow`, `sent`, `from`, `pace`
+//                    learnt while none is stated (or after a 429, `strict`): `allow`,
+//                    `sent`, `from`, `pace`, `losses`
 //   KEYS[2] leases   zset: lease -> expiry (epoch ms); short, renewed by the living process
 //   KEYS[3] queue    zset: store -> its next turn and arrival (turn * 1e6 + arrival)
 //   KEYS[4] tickets  zset: store -> expiry of its place in line (epoch ms), renewed the same way
@@ -118,10 +119,11 @@ local function next_tickets()
   if not known then
     if redis.call('HGET', S, 'probe') then return '' end
     n = 1
-  elseif left == nil then
-    n = math.min(take_learnt(inflight, true), 64)
   else
-    n = math.min(left, 64)
+    n = math.min(left or 64, 64)
+    if left == nil or redis.call('HGET', S, 'strict') == '1' then
+      n = math.min(n, take_learnt(inflight, true))
+    end
   end
   if n <= 0 then return '' end
   return table.concat(redis.call('ZRANGE', Q, 0, n - 1), ' ')
@@ -217,13 +219,14 @@ if left ~= nil or not known then
     end
   end
 end
+local learnt = left == nil or redis.call('HGET', S, 'strict') == '1'
 if not known then
   if redis.call('HGET', S, 'probe') or before > 0 then return deny('budget-unknown', -1) end
   redis.call('HSET', S, 'probe', lease)
-  if left == nil then take_learnt(0) end
+  if learnt then take_learnt(0) end
 elseif left ~= nil and before >= left then
   return deny('budget-in-flight', reset - now)
-elseif left == nil then
+elseif learnt then
   local took = take_learnt(inflight)
   if took == -1 then return deny('budget-in-flight', -1) end
   if took ~= true then return deny('budget-exhausted', took) end
@@ -252,7 +255,9 @@ const OBSERVE = `${PRELUDE}
 local lease, status = ARGV[1], tonumber(ARGV[2])
 local slack, cooldownMs, channel = ARGV[7] == '1' and 1 or 0, within_day(ARGV[8]), ARGV[9]
 purge()
-local _, _, _, _, cooldown, windows = budget()
+local _, known, _, _, cooldown, windows = budget()
+-- While the budget is unknown, only the probe's answer teaches it.
+local teaches = known or redis.call('HGET', S, 'probe') == lease
 if ARGV[3] ~= '' then
   local k = 'w:' .. ARGV[3]
   local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
@@ -280,28 +285,28 @@ if ARGV[3] ~= '' then
   elseif (slack == 1 or resetId == w[2]) and remaining < w[1] then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
-  redis.call('HSET', S, 'known', '1')
+  if teaches then redis.call('HSET', S, 'known', '1') end
 else
   -- No usable budget: the request was likely counted all the same.
   for k, w in pairs(windows) do
     redis.call('HSET', S, k, fmt(math.max(0, w[1] - 1)) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
-  if (status >= 200 and status < 300) or (status >= 400 and status < 429) then
+  if teaches and ((status >= 200 and status < 300) or (status >= 400 and status < 429)) then
     redis.call('HSET', S, 'known', '1')
   end
 end
 if status == 429 then
   -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round halve it once.
   local ends = math.max(cooldown, now + cooldownMs)
-  local v = redis.call('HMGET', S, 'allow', 'from', 'pace')
-  local allow, pace = tonumber(v[1]) or 1, ARGV[12] == '1' and cooldownMs or 0
-  if (tonumber(v[2]) or 0) > now then
-    pace = math.max(tonumber(v[3]) or 0, pace)
-  else
-    allow = math.max(1, math.floor(allow / 2))
+  local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses')
+  local allow, losses, same = tonumber(v[1]) or 1, tonumber(v[4]) or 0, (tonumber(v[2]) or 0) > now
+  if not same then
+    allow, losses = math.max(1, math.floor(allow / 2)), losses + 1
   end
+  local pace = (ARGV[12] == '1' or losses > 1) and cooldownMs or 0
+  if same then pace = math.max(tonumber(v[3]) or 0, pace) end
   redis.call('HSET', S, 'cooldown', fmt(ends), 'allow', allow, 'sent', 0, 'from', fmt(ends))
-  redis.call('HSET', S, 'pace', fmt(pace), 'span', -1)
+  redis.call('HSET', S, 'pace', fmt(pace), 'span', -1, 'strict', 1, 'losses', losses)
 elseif status == 0 and cooldownMs > 0 then
   local quiet = tonumber(redis.call('HGET', S, 'quiet')) or 0
   redis.call('HSET', S, 'quiet', fmt(math.max(quiet, now + cooldownMs)))
