@@ -285,7 +285,7 @@ function describeBody(response: FailedResponse): string {
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
   if (response.guessed && response.tooLongToWait) {
-    return ` The response said nothing of when to retry, and the client's back-off after 429s in a row (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so it did not wait.`;
+    return ` After 429s in a row, the back-off (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
   }
   if (wait === undefined) {
     return response.tooLongToWait

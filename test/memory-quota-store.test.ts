@@ -205,4 +205,44 @@ describe('MemoryQuotaStore', () => {
     await lease();
     expect(await store.admit('other')).toHaveProperty('lease');
   });
+
+  it('after a 429, learns the budget only from the request sent first, not from late answers', async () => {
+    const { store, lease, advance } = storeAt();
+    await store.observe('b', await lease(), { status: 200, window: window(100, 100, 60_000) });
+    const early = await lease();
+    await store.observe('b', await lease(), { status: 429, cooldownMs: 1000 });
+    // A request sent before the 429 is answered during the cooldown, saying plenty is left.
+    await store.observe('b', early, { status: 200, window: window(90, 100, 60_000) });
+    advance(1000);
+    await lease();
+    expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
+  });
+
+  it('bounds a stated budget that a 429 contradicted by the learnt rounds', async () => {
+    const { store, lease, advance } = storeAt();
+    await store.observe('b', await lease(), { status: 200, window: window(100, 100, 60_000) });
+    await store.observe('b', await lease(), { status: 429, cooldownMs: 1000 });
+    advance(1000);
+    await store.observe('b', await lease(), { status: 200, window: window(97, 100, 60_000) });
+    // The window says 97 are left; a round of two binds first.
+    await lease();
+    await lease();
+    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
+  });
+
+  it('keeps at most 1,000 idle buckets, forgetting the least recently used', async () => {
+    const { store } = storeAt();
+    const teach = async (name: string) => {
+      const admission = await store.admit(name);
+      if ('lease' in admission) await store.observe(name, admission.lease, { status: 200 });
+    };
+    await teach('first');
+    for (let i = 0; i < 1000; i++) await teach(`key ${i}`);
+    // 'first' was forgotten: its budget is unknown again, so one request goes first.
+    expect(await store.admit('first')).toHaveProperty('lease');
+    expect(await store.admit('first')).toEqual({ reason: 'budget-unknown' });
+    // The last one taught still knows: its round has room for a second request.
+    expect(await store.admit('key 999')).toHaveProperty('lease');
+    expect(await store.admit('key 999')).toHaveProperty('lease');
+  });
 });

@@ -219,6 +219,34 @@ describe('after a 429', () => {
 });
 
 describe('a limiter that says nothing of when to come back', () => {
+  it('waits at least 100 ms doubling between 429s in a row, whatever they ask', async () => {
+    const stub = scriptedFetch().thenAlways(apiError(429, { 'retry-after': '0' }));
+    const client = clientWith(stub.fetch, { maxRetries: 2 });
+    await finish(Array.from({ length: 4 }, () => client.listPets()));
+    const gaps = stub.received.slice(1).map((r, i) => r.at - stub.received[i]!.at);
+    expect(gaps.length).toBeGreaterThanOrEqual(5);
+    for (const [i, gap] of gaps.slice(0, 6).entries())
+      expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i);
+  });
+
+  it('never holds a call more than a day in all, however many holds follow each other', async () => {
+    const hours = (n: number) => n * 3_600_000;
+    const store = {
+      admit: async () => ({ reason: 'cooldown' as const, waitMs: hours(20) }),
+      observe: async () => undefined,
+      release: async () => undefined,
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, maxRetryDelayMs: hours(24) });
+    const started = Date.now();
+    const call = client.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(hours(20));
+    const error = await call;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(Date.now() - started).toBeLessThanOrEqual(hours(24));
+    expect(stub.received).toHaveLength(0);
+  });
+
   it('spends one call’s retry per cooldown, so held calls outlast it, and waits longer each time', async () => {
     // 429s without any header for the first 4 s, then answers.
     const start = Date.now();

@@ -32,10 +32,8 @@ const HOLDS: Record<HoldReason, string> = {
   cooldown: 'the service answered 429 Too Many Requests, and every caller of this key waits',
   'no-response':
     'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
-  'budget-exhausted':
-    'no requests remain in the rate-limit window (stated, or learnt from the answers) until it ends',
-  'budget-in-flight':
-    'the requests left in the rate-limit window (stated, or learnt from the answers) are all in flight',
+  'budget-exhausted': 'no requests remain in the rate-limit window until it ends',
+  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
   'budget-unknown': 'the budget is unknown until the response to the first request arrives',
 };
 

@@ -29,12 +29,14 @@ import { root } from './pack.js';
  * store's `observe` bounded, the key kept out of quoted errors and a `baseUrl`;
  * then by 0.25 kB (20.50 kB measured) for the check that a lease still holds
  * as its request leaves (a process frozen past its lease sends nothing); then
- * by 0.25 kB (20.87 kB measured, 28.56 kB in all) for the rate-limit engine
- * that reads draft-07's `RateLimit` and learns a budget nobody states.
- * `plain` is one `listPets` call bundled without splitting (27.92 kB).
+ * by 0.5 kB (21.17 kB measured, 28.86 kB in all) for the rate-limit engine
+ * that reads draft-07's `RateLimit` and learns a budget nobody states, and
+ * what an attack on it found (429s in a row counted per burst and never a
+ * loop, late answers that teach nothing after a 429, idle buckets bounded).
+ * `plain` is one `listPets` call bundled without splitting (28.21 kB).
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 21 * 1024, total: 28.75 * 1024, plain: 28.25 * 1024 };
+export const BUDGET = { initial: 21.25 * 1024, total: 29 * 1024, plain: 28.5 * 1024 };
 
 export interface Size {
   minified: number;
