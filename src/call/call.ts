@@ -21,7 +21,7 @@ import type { HoldRequest } from '../quota/Quota.js';
 import type { HoldReason, Observation } from '../quota/store.js';
 import { describeThrown } from '../redact.js';
 import { NO_CALL_OPTIONS, readCallOptions } from '../settings.js';
-import { MAX_TIMER_MS, onAbort } from '../timers.js';
+import { onAbort } from '../timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from '../tracing/otel.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
 import type { CallContext } from './context.js';
@@ -633,32 +633,19 @@ function untilAborted(promise: Promise<void> | undefined, signal: AbortSignal): 
   return Promise.race([promise, aborted]).finally(() => stop?.());
 }
 
-/** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Resolves after `ms` (a back-off: at most 8 s); rejects with the signal's reason as soon as `signal` aborts. */
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    signal?.throwIfAborted();
     const stop = signal
       ? onAbort(signal, () => {
           clearTimeout(timer);
           reject(signal.reason);
         })
       : undefined;
-    const end = Date.now() + ms;
-    const arm = (left: number) => {
-      timer = setTimeout(
-        () => {
-          const rest = end - Date.now();
-          if (left > MAX_TIMER_MS && rest > 0) return arm(rest);
-          stop?.();
-          resolve();
-        },
-        Math.min(Math.max(0, left), MAX_TIMER_MS),
-      );
-    };
-    arm(ms);
+    const timer = setTimeout(() => {
+      stop?.();
+      resolve();
+    }, ms);
   });
 }
