@@ -291,12 +291,6 @@ export class Quota {
     line.pumping = true;
     const { waiters } = line;
     try {
-      try {
-        line.unwatch ??= this.#store.watch?.(bucket, () => {
-          line.changes++;
-          line.wake?.();
-        });
-      } catch {}
       while (waiters.length > 0) {
         const head = waiters[0]!;
         const { changes } = line;
@@ -310,6 +304,17 @@ export class Quota {
         }
         if (!('lease' in admission)) {
           const pause = this.#hold(line, admission);
+          // Watched from the first hold on (and asked again then: a change may have come first).
+          if (pause !== undefined && !line.unwatch && this.#store.watch) {
+            try {
+              const stop = this.#store.watch(bucket, () => {
+                line.changes++;
+                line.wake?.();
+              });
+              line.unwatch = typeof stop === 'function' ? stop : () => undefined;
+              continue;
+            } catch {}
+          }
           if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
         } else if (waiters[0] === head) {
           waiters.shift();
