@@ -33,17 +33,29 @@ export interface WindowReport {
   readonly resetInMs: number;
   /** The window's length, when the limiter stated it (a policy's `w`). */
   readonly windowMs?: number | undefined;
+  /** How long the response took: an approximate reset may have been said that long before it came. */
+  readonly tookMs?: number | undefined;
 }
 
 /**
  * How a reported window stands to a known one of the same limit that has not
- * ended: older, the same, or newer. An approximate reset names the one still
- * known, so a late response never loosens the budget (as in the Redis scripts).
+ * ended (`resetAt`, on the clock of `now`): older, the same, or newer. An
+ * approximate reset is a newer window only when it must end after the known
+ * one, whichever way its seconds were rounded; otherwise it is taken as the
+ * one still known, so a late response never loosens the budget (as in the
+ * Redis scripts).
  */
-export function windowOrder(knownId: number, reported: WindowReport): -1 | 0 | 1 {
-  if (reported.approximate) return 0;
+export function windowOrder(
+  known: { readonly resetId: number; readonly resetAt: number },
+  reported: WindowReport,
+  now: number,
+): -1 | 0 | 1 {
+  if (reported.approximate) {
+    const earliest = now - (reported.tookMs ?? 0) + reported.resetInMs - 2000;
+    return earliest > known.resetAt ? 1 : 0;
+  }
   const id = reported.resetId;
-  return id > knownId ? 1 : id < knownId ? -1 : 0;
+  return id > known.resetId ? 1 : id < known.resetId ? -1 : 0;
 }
 
 /** Why a 429 asks for the wait it does. */
@@ -218,7 +230,13 @@ interface Read {
 }
 
 /** One form checked: whole numbers, a reset in the unit it plainly is in, not past. */
-function check(said: Stated, server: number, nowMs: number, problems: string[]): Read | undefined {
+function check(
+  said: Stated,
+  server: number,
+  nowMs: number,
+  problems: string[],
+  tookMs: number,
+): Read | undefined {
   const { name, unit } = said;
   const limit = integers(said.limit, (...values) => values[0] ?? Number.NaN);
   const saidRemaining = integers(said.remaining, Math.min);
@@ -259,6 +277,7 @@ function check(said: Stated, server: number, nowMs: number, problems: string[]):
       // second longer, unless the store knows better (see WindowReport).
       resetInMs: Math.min(HORIZON_MS, untilMs + (approximate ? 1000 : 0)),
       ...(approximate && { approximate }),
+      ...(approximate && tookMs > 0 && { tookMs }),
       ...(windowMs && { windowMs }),
     },
     note:
@@ -277,7 +296,12 @@ function check(said: Stated, server: number, nowMs: number, problems: string[]):
  * `-Reset`); a form that is incomplete or not credible is nothing usable,
  * the same as no header at all.
  */
-export function readTiming(headers: Headers, status: number, nowMs: number): ResponseTiming {
+export function readTiming(
+  headers: Headers,
+  status: number,
+  nowMs: number,
+  sentMs = nowMs,
+): ResponseTiming {
   const ignored: string[] = [];
   const server = serverNow(headers, nowMs, ignored);
   const problems: string[] = [];
@@ -285,7 +309,7 @@ export function readTiming(headers: Headers, status: number, nowMs: number): Res
   for (const form of stated(headers)) {
     // Of the policies of one field, the one with least left.
     for (const said of form) {
-      const read = check(said, server, nowMs, problems);
+      const read = check(said, server, nowMs, problems, nowMs - sentMs);
       if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
     }
     if (found) break;

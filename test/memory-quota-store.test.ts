@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { decide } from '../src/decide.js';
 import { MemoryQuotaStore } from '../src/index.js';
 
 // The rules every QuotaStore keeps, on the in-memory one, with an injected clock.
@@ -230,6 +231,49 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
   });
 
+  it('takes a seconds-until reset that must end after the known window as a new window', async () => {
+    const { store, lease, advance } = storeAt();
+    const approx = (remaining: number, tookMs?: number) => ({
+      ...window(remaining, 0, 3000, 10),
+      approximate: true,
+      ...(tookMs && { tookMs }),
+    });
+    // The first window said 2 s: it is kept 3 s.
+    await store.observe('b', await lease(), { status: 200, window: approx(9) });
+    advance(2100);
+    // Its last second is the service's next window, which says 2 s again:
+    // that cannot be the window known, which ends in 0.9 s.
+    await store.observe('b', await lease(), { status: 200, window: approx(0) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2000 });
+    // A report as late as that, said when the request left, is the same window.
+    await store.observe('b', 'late', { status: 200, window: approx(5, 2100) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2000 });
+  });
+
+  it('reports the key’s 429s in a row with each lease, ended only by an answer sent after them', async () => {
+    const { store, lease, advance } = storeAt();
+    const strikes = async () => {
+      const admission = await store.admit('b');
+      if (!('lease' in admission)) throw new Error(admission.reason);
+      return [admission.lease, admission.strikes] as const;
+    };
+    const early = await lease();
+    await store.observe('b', await lease().catch(() => early), { status: 429, cooldownMs: 100 });
+    advance(100);
+    let [one, count] = await strikes();
+    expect(count).toBe(1);
+    // A 5xx may be a proxy's: the count goes on.
+    await store.observe('b', one, { status: 503 });
+    await store.observe('b', (await strikes())[0], { status: 429, cooldownMs: 100 });
+    advance(100);
+    [one, count] = await strikes();
+    expect(count).toBe(2);
+    // An answer to a request sent before the 429s does not end them; one sent after does.
+    await store.observe('b', early, { status: 200 });
+    await store.observe('b', one, { status: 200 });
+    expect((await strikes())[1]).toBe(0);
+  });
+
   it('keeps at most 1,000 idle buckets, forgetting the least recently used', async () => {
     const { store } = storeAt();
     const teach = async (name: string) => {
@@ -245,4 +289,83 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('key 999')).toHaveProperty('lease');
     expect(await store.admit('key 999')).toHaveProperty('lease');
   });
+});
+
+/**
+ * Ten callers that always have work, against a limiter that states nothing
+ * and 429s past `limit` requests per `windowMs` (windows from the first
+ * request, or a leaky bucket), with the back-off the client computes.
+ * Simulated on the store's clock, in 10 ms steps; counts per minute.
+ */
+async function against(kind: 'fixed' | 'leaky', minutes: number) {
+  let now = 0;
+  const store = new MemoryQuotaStore({ now: () => now });
+  let start: number | undefined;
+  let due = 0;
+  const allows = (t: number) => {
+    if (kind === 'leaky') {
+      // nginx limit_req: 2.5 a second, a burst of 5, no delay.
+      const at = Math.max(due, t);
+      if (at - t > 1600) return false;
+      due = at + 400;
+      return true;
+    }
+    return fixed(t);
+  };
+  const windows = new Map<number, number>();
+  const fixed = (t: number) => {
+    start ??= t;
+    const id = Math.floor((t - start) / 2000);
+    const used = windows.get(id) ?? 0;
+    windows.set(id, used + 1);
+    return used < 5;
+  };
+  const flight: { lease: string; end: number; ok: boolean; strikes: number }[] = [];
+  const perMinute = Array.from({ length: minutes }, () => ({ ok: 0, tooMany: 0 }));
+  for (; now < minutes * 60_000; now += 10) {
+    for (const one of flight.filter((f) => f.end <= now)) {
+      flight.splice(flight.indexOf(one), 1);
+      const minute = perMinute[Math.floor(now / 60_000)]!;
+      if (one.ok) {
+        minute.ok++;
+        await store.observe('b', one.lease, { status: 200 });
+        continue;
+      }
+      minute.tooMany++;
+      const { cooldownMs } = decide(
+        { kind: 'response', status: 429 },
+        {
+          resend: true,
+          attempt: 1,
+          strikes: one.strikes + 1,
+          maxRetryDelayMs: 60_000,
+          random: () => 0.5,
+        },
+      );
+      await store.observe('b', one.lease, { status: 429, cooldownMs, guessed: true });
+    }
+    while (flight.length < 10) {
+      const admission = await store.admit('b');
+      if (!('lease' in admission)) break;
+      const ok = allows(now);
+      flight.push({ lease: admission.lease, end: now + 10, ok, strikes: admission.strikes ?? 0 });
+    }
+  }
+  return perMinute;
+}
+
+describe('MemoryQuotaStore against a limiter that states nothing', () => {
+  it.each(['fixed', 'leaky'] as const)(
+    'meets a %s-window limiter by a 429 less and less often, and keeps sending',
+    async (kind) => {
+      const minutes = await against(kind, 10);
+      const late = minutes.slice(5);
+      const tooMany = late.reduce((sum, m) => sum + m.tooMany, 0);
+      const ok = late.reduce((sum, m) => sum + m.ok, 0);
+      // The limit is 150 a minute. In the first minute the budget is learnt.
+      expect(tooMany).toBeLessThanOrEqual(5);
+      expect(ok / late.length).toBeGreaterThan(60);
+      expect(minutes[0]!.tooMany).toBeLessThanOrEqual(12);
+    },
+  );
 });

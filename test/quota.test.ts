@@ -229,6 +229,30 @@ describe('a limiter that says nothing of when to come back', () => {
       expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i);
   });
 
+  it.each([
+    ['a client per call', 'always'],
+    ['5xx answers between the 429s', 'with-5xx'],
+  ] as const)('counts the key’s 429s in a row with %s', async (_, mode) => {
+    // The count lives in the store: a client made per call, or a 5xx (a
+    // proxy's, perhaps) between two 429s, does not start it again.
+    let n = 0;
+    const tooMany: number[] = [];
+    const stub = scriptedFetch().thenAlways(() => {
+      if (mode === 'with-5xx' && n++ % 2 === 1) return apiError(503);
+      tooMany.push(Date.now());
+      return apiError(429, { 'retry-after': '0' });
+    });
+    const quotaStore = new MemoryQuotaStore();
+    await finish(
+      Array.from({ length: 8 }, () =>
+        clientWith(stub.fetch, { quotaStore, maxRetries: 0 }).listPets(),
+      ),
+    );
+    const gaps = tooMany.slice(1).map((at, i) => at - tooMany[i]!);
+    expect(gaps.length).toBeGreaterThanOrEqual(3);
+    for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i);
+  });
+
   it('never holds a call more than a day in all, however many holds follow each other', async () => {
     const hours = (n: number) => n * 3_600_000;
     const store = {

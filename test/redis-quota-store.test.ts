@@ -144,6 +144,49 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
   });
 
+  it('counts the key’s 429s in a row for every process, until an answer sent after them', async () => {
+    const prefix = `t:${kind}:strikes:`;
+    const [{ store: a }, { store: b }] = await Promise.all([
+      storeOf(kind, { prefix }),
+      storeOf(kind, { prefix }),
+    ]);
+    const first = await a.admit(BUCKET, { leaseMs: 10_000 });
+    expect(first).toMatchObject({ strikes: 0 });
+    await a.observe(BUCKET, leaseOf(first), { status: 429, cooldownMs: 100, guessed: true });
+    await sleep(150);
+    // Another process's 503 does not end the count; its 429 adds to it.
+    const second = await b.admit(BUCKET, { leaseMs: 10_000 });
+    expect(second).toMatchObject({ strikes: 1 });
+    await b.observe(BUCKET, leaseOf(second), { status: 503 });
+    const third = await b.admit(BUCKET, { leaseMs: 10_000 });
+    await b.observe(BUCKET, leaseOf(third), { status: 429, cooldownMs: 100, guessed: true });
+    await sleep(150);
+    const fourth = await a.admit(BUCKET, { leaseMs: 10_000 });
+    expect(fourth).toMatchObject({ strikes: 2 });
+    await a.observe(BUCKET, leaseOf(fourth), { status: 200 });
+    await sleep(150);
+    expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({ strikes: 0 });
+  });
+
+  it('takes a seconds-until reset that must end after the known window as a new window', async () => {
+    const prefix = `t:${kind}:newer:`;
+    const { store } = await storeOf(kind, { prefix });
+    const approx = (remaining: number, tookMs = 0) => ({
+      ...window(remaining, 3000, 10, 0),
+      approximate: true,
+      tookMs,
+    });
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await store.observe(BUCKET, probe, { status: 200, window: approx(9) });
+    await sleep(2100);
+    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    // Said 2.1 s later, 2 s again, and spent: not the window known, which ends in 0.9 s.
+    await store.observe(BUCKET, 'x', { status: 200, window: approx(0) });
+    const held = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'budget-in-flight' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(1_500);
+  });
+
   it('lets the leases of a process that died lapse', async () => {
     const prefix = `t:${kind}:lapse:`;
     const dead = (await storeOf(kind, { prefix })).store;

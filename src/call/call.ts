@@ -402,6 +402,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   let observed: Promise<void> | undefined;
   try {
     let response: Response;
+    const sentAt = Date.now();
     try {
       response = await ctx.transport.send(call.operation, call.input, exchange, prepare);
     } catch (error) {
@@ -436,7 +437,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         });
       }
     }
-    const timing = readTiming(response.headers, status, Date.now());
+    const timing = readTiming(response.headers, status, Date.now(), sentAt);
     const ok = status >= 200 && status < 300;
     const decision = ok
       ? undefined

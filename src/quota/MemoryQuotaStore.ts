@@ -32,22 +32,59 @@ interface Bucket {
  * The budget of a key whose limiter states none, learnt the way TCP learns a
  * path's capacity: requests go in rounds of `allow`; a round ends once all
  * its requests are answered and, after a 429, once `pace` has passed since
- * it began. A round spent whole without a 429 doubles `allow` (before any
- * 429) or adds one (after); a 429 halves it, and the rounds then last as
- * long as the wait after it.
+ * it began. A round spent whole doubles `allow` before any 429. After one,
+ * `allow` grows by one up to just below the `ceiling` it was lost at, stays
+ * there, trying the ceiling once every 2^`losses` rounds: so a limiter that
+ * states nothing meets a 429 less and less often. A round lost above the
+ * ceiling halves `allow`; one lost below it after rounds that went through
+ * means the limiter's window is longer than a round: `pace` doubles.
  */
 export interface Learnt {
   allow: number;
   sent: number;
   from: number;
   pace: number;
-  /** 429s seen, one per round. */
+  /** The allow a round was last lost at (0: none yet), and the rounds spent whole since. */
+  ceiling: number;
+  calm: number;
+  /** Rounds lost at the ceiling, less those spent whole there (at most {@link MAX_LOSSES} count). */
   losses: number;
+  /** Rounds lost in a row: the key's 429s in a row, which set its back-off. */
+  strikes: number;
 }
 
 const MAX_WINDOWS = 4;
 const MAX_BUCKETS = 1000;
 const MAX_ALLOW = 1 << 20;
+const MAX_LOSSES = 6;
+const MAX_PACE_MS = 600_000;
+
+export const newLearnt = (): Learnt => ({
+  allow: 1,
+  sent: 0,
+  from: 0,
+  pace: 0,
+  ceiling: 0,
+  calm: 0,
+  losses: 0,
+  strikes: 0,
+});
+
+/** A round was spent whole without a 429: the next one's size. */
+function grow(learnt: Learnt): void {
+  const { allow, ceiling, losses } = learnt;
+  learnt.calm++;
+  if (!ceiling) learnt.allow = Math.min(allow * 2, MAX_ALLOW);
+  else if (allow + 1 < ceiling) learnt.allow++;
+  else if (allow >= ceiling) {
+    // The ceiling went through: it was not the limit. The next try is one
+    // above; once no loss is left to count and no wait paces the rounds
+    // (the limiter states its waits), none: rounds double again.
+    learnt.losses = Math.max(0, Math.min(losses, MAX_LOSSES) - 1);
+    learnt.ceiling = learnt.losses || learnt.pace ? allow + 1 : 0;
+    if (!learnt.ceiling) learnt.allow = Math.min(allow * 2, MAX_ALLOW);
+  } else if (learnt.calm % 2 ** Math.min(losses, MAX_LOSSES) === 0) learnt.allow++;
+}
 
 /**
  * The next request under a learnt budget: `true` when it may go (and is
@@ -60,8 +97,7 @@ export function takeLearnt(
   now: number,
 ): true | number | undefined {
   if (inFlight === 0 && now >= learnt.from + learnt.pace) {
-    if (learnt.sent >= learnt.allow)
-      learnt.allow = learnt.pace ? learnt.allow + 1 : Math.min(learnt.allow * 2, MAX_ALLOW);
+    if (learnt.sent >= learnt.allow) grow(learnt);
     learnt.sent = 0;
     learnt.from = now;
   }
@@ -72,25 +108,28 @@ export function takeLearnt(
 }
 
 /**
- * A 429 halves the learnt budget; rounds then last as long as its wait
- * (`waitMs`, from `until`) when that was the client's guess, or when a
- * limiter that states its waits but no budget 429s again.
+ * A 429 ends the round (see {@link Learnt}) and cools the key down for its
+ * wait (`waitMs`) and at least a round: the end of the cooldown, returned, is
+ * when the next round begins. Rounds last at least as long as the wait when
+ * that was the client's first guess, or when a limiter that states its waits
+ * but no budget 429s again.
  */
-export function learnt429(
-  learnt: Learnt,
-  waitMs: number,
-  guessed: boolean,
-  until: number,
-  now: number,
-): void {
-  // The 429s of one round are one sign: halved once, paced by the longest wait.
-  const same = learnt.from > now;
-  if (!same) learnt.allow = Math.max(1, Math.floor(learnt.allow / 2));
-  if (!same) learnt.losses++;
-  const paceMs = guessed || learnt.losses > 1 ? waitMs : 0;
-  learnt.pace = same ? Math.max(learnt.pace, paceMs) : paceMs;
+export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
+  // The 429s of one round are one sign.
+  if (learnt.from <= now) {
+    const { allow: lost, ceiling } = learnt;
+    if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
+    if (ceiling && lost >= ceiling) learnt.losses++;
+    learnt.allow = Math.max(1, !ceiling || lost > ceiling ? Math.floor(lost / 2) : lost - 1);
+    learnt.ceiling = lost;
+    learnt.calm = 0;
+    learnt.strikes++;
+  }
+  if (guessed ? learnt.strikes === 1 : learnt.losses > 1)
+    learnt.pace = Math.max(learnt.pace, Math.min(waitMs, MAX_PACE_MS));
   learnt.sent = 0;
-  learnt.from = until;
+  learnt.from = Math.max(learnt.from, now + waitMs, now + learnt.pace);
+  return learnt.from;
 }
 
 /**
@@ -118,7 +157,7 @@ export class MemoryQuotaStore implements QuotaStore {
       known: false,
       cooldownUntil: 0,
       quietUntil: 0,
-      learnt: { allow: 1, sent: 0, from: 0, pace: 0, losses: 0 },
+      learnt: newLearnt(),
       span: 0,
       strict: false,
       listeners: new Set(),
@@ -159,14 +198,14 @@ export class MemoryQuotaStore implements QuotaStore {
       if (bucket.probe !== undefined) return { reason: 'budget-unknown' };
       if (bucket.windows.size === 0 || bucket.strict) takeLearnt(bucket.learnt, 0, now);
       bucket.probe = this.#grant(bucket);
-      return { lease: bucket.probe };
+      return { lease: bucket.probe, strikes: bucket.learnt.strikes };
     }
     if (bucket.windows.size === 0 || bucket.strict) {
       const taken = takeLearnt(bucket.learnt, inFlight, now);
       if (taken === undefined) return { reason: 'budget-in-flight' };
       if (taken !== true) return { reason: 'budget-exhausted', waitMs: taken };
     }
-    return { lease: this.#grant(bucket) };
+    return { lease: this.#grant(bucket), strikes: bucket.learnt.strikes };
   }
 
   #grant(bucket: Bucket): string {
@@ -185,7 +224,7 @@ export class MemoryQuotaStore implements QuotaStore {
     const teaches = bucket.known || lease === bucket.probe || lease === '';
     if (window) {
       const known = bucket.windows.get(window.limit);
-      if (!known || known.resetAt <= now || windowOrder(known.resetId, window) > 0) {
+      if (!known || known.resetAt <= now || windowOrder(known, window, now) > 0) {
         bucket.windows.set(window.limit, {
           remaining: window.remaining,
           resetId: window.resetId,
@@ -196,7 +235,7 @@ export class MemoryQuotaStore implements QuotaStore {
           const soonest = [...bucket.windows].sort(([, a], [, b]) => a.resetAt - b.resetAt)[0];
           if (soonest) bucket.windows.delete(soonest[0]);
         }
-      } else if (windowOrder(known.resetId, window) === 0) {
+      } else if (windowOrder(known, window, now) === 0) {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
       bucket.known ||= teaches;
@@ -206,15 +245,16 @@ export class MemoryQuotaStore implements QuotaStore {
         known.remaining = Math.max(0, known.remaining - 1);
       // The service answered without a budget the client can follow: the
       // budget is learnt instead (a 5xx may be a proxy's, and teaches nothing).
-      if ((status >= 200 && status < 300) || (status >= 400 && status < 429))
-        bucket.known ||= teaches;
+      if (answered(status)) bucket.known ||= teaches;
     }
+    // An answer of the service to a request sent since the last 429 ends the 429s in a row.
+    if (teaches && answered(status)) bucket.learnt.strikes = 0;
     if (status === 0 && cooldownMs) {
       bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }
     if (status === 429) {
-      bucket.cooldownUntil = Math.max(bucket.cooldownUntil, now + (cooldownMs ?? 0));
-      learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, bucket.cooldownUntil, now);
+      const until = learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, now);
+      bucket.cooldownUntil = Math.max(bucket.cooldownUntil, until);
       bucket.span = Number.POSITIVE_INFINITY;
       bucket.strict = true;
       // After a cooldown one request goes first, whatever the budget.
@@ -236,7 +276,8 @@ export class MemoryQuotaStore implements QuotaStore {
     const idle = (one: Bucket) =>
       one.inFlight.size + one.listeners.size === 0 &&
       Math.max(one.cooldownUntil, one.quietUntil) <= now;
-    if (idle(bucket) && bucket.windows.size === 0 && !bucket.known) this.#buckets.delete(name);
+    if (idle(bucket) && bucket.windows.size + +bucket.known + +bucket.strict === 0)
+      this.#buckets.delete(name);
     for (const [other, one] of this.#buckets) {
       if (this.#buckets.size <= MAX_BUCKETS) break;
       if (idle(one)) this.#buckets.delete(other);
@@ -249,6 +290,10 @@ export class MemoryQuotaStore implements QuotaStore {
     return () => bucket.listeners.delete(listener);
   }
 }
+
+/** The service answered (a 5xx may be a proxy's, and a 429 is no answer). */
+const answered = (status: number) =>
+  (status >= 200 && status < 300) || (status >= 400 && status < 429);
 
 /**
  * How long a newly seen window lasts. A reset said in seconds may be rounded

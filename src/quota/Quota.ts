@@ -19,7 +19,8 @@ export interface HoldRequest {
 
 interface Waiter {
   readonly request: HoldRequest;
-  readonly resolve: (lease: string) => void;
+  /** `strikes`: the key's 429s in a row when the lease was granted. */
+  readonly resolve: (lease: string, strikes: number) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
   /** When the current hold until a response began; when the first hold began. */
@@ -127,11 +128,9 @@ export class Quota {
   readonly #redact: Redactor;
   /** Every store but the in-memory one: 429s are kept in `cooldowns()`, answers bounded by timeoutMs. */
   readonly #local: boolean;
-  /** Requests in a row that got no response, and 429s in a row. */
+  /** Requests in a row that got no response. */
   #silent = 0;
-  #strikes = 0;
-  /** When the last 429 came, and when each lease in flight was granted: a 429 in a row is one sent after it. */
-  #struck = 0;
+  /** The key's 429s in a row when each lease in flight was granted, as its store counts them. */
   readonly #granted = new Map<string, number>();
 
   /** `onError` hears of a store that failed to record a response or a release. */
@@ -174,8 +173,10 @@ export class Quota {
         : undefined;
       const waiter: Waiter = {
         request,
-        resolve: (lease) => {
+        resolve: (lease, strikes) => {
           stop?.();
+          // Recorded by the client that asked: another client's quota may serve the line.
+          this.#granted.set(lease, strikes);
           resolve(lease);
         },
         reject: (error) => {
@@ -230,13 +231,9 @@ export class Quota {
     // Requests that get no response (timeoutMs below the service's latency,
     // say) must not turn into a loop of probes: each one in a row holds the
     // key a little longer, 100 ms doubling up to 8 s, until a response comes.
-    const after = (this.#granted.get(lease) ?? 0) >= this.#struck;
     this.#granted.delete(lease);
     if (status === 0) observation = { ...observation, cooldownMs: silentCooldown(++this.#silent) };
     else this.#silent = 0;
-    // The 429s of requests that were in flight together are one sign, not several.
-    if (status === 429 && after) [this.#strikes, this.#struck] = [this.#strikes + 1, Date.now()];
-    else if (status !== 0 && status !== 429 && after) this.#strikes = 0;
     try {
       const bucket = await this.#bucket;
       const { cooldownMs = 0 } = observation;
@@ -254,9 +251,9 @@ export class Quota {
     }
   }
 
-  /** The 429s in a row a 429 to `lease` makes (one to a request sent before the last does not add). */
+  /** The key's 429s in a row a 429 to `lease` makes: the 429s of requests sent together are one. */
   strikes(lease: string): number {
-    return this.#strikes + ((this.#granted.get(lease) ?? 0) >= this.#struck ? 1 : 0);
+    return (this.#granted.get(lease) ?? 0) + 1;
   }
 
   /** Whether the store can say that a lease has lapsed. */
@@ -318,8 +315,8 @@ export class Quota {
           if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
         } else if (waiters[0] === head) {
           waiters.shift();
-          this.#granted.set(admission.lease, Date.now());
-          head.resolve(admission.lease);
+          const { strikes = 0 } = admission;
+          head.resolve(admission.lease, Number.isSafeInteger(strikes) ? Math.max(0, strikes) : 0);
         } else {
           // The head was aborted while the store was asked.
           await this.release(admission.lease);

@@ -19,8 +19,12 @@ export type HoldReason =
 
 /** A store's answer to {@link QuotaStore.admit}. */
 export type Admission =
-  /** Send now; end the lease with `observe` or `release`. */
-  | { readonly lease: string }
+  /**
+   * Send now; end the lease with `observe` or `release`. `strikes`: the
+   * key's 429s in a row so far (rounds lost, none answered since), which
+   * lengthen the back-off after a 429 that says nothing; absent, 0.
+   */
+  | { readonly lease: string; readonly strikes?: number | undefined }
   /**
    * Not now. `waitMs`: when to ask again at the latest; absent, ask again when
    * the store signals a change (a request in flight answered).
@@ -87,7 +91,14 @@ export interface Observation {
  *   is learnt: requests go in rounds, the first of one request; a round ends
  *   once all its requests are answered (after a `guessed` 429, also once its
  *   `cooldownMs` has passed since it began); one spent whole without a 429
- *   doubles the next (adds one after a 429); a 429 halves it;
+ *   doubles the next. After a 429 (which cools the key down at least a
+ *   round), a round grows by one up to below the size it was lost at and
+ *   tries that size once every 2^n rounds (n: rounds lost there); a round
+ *   lost above it halves the size, one lost below it doubles the rounds'
+ *   length;
+ * - a key's 429s in a row (one per round) are counted until the service
+ *   answers (2xx or 4xx) a request sent after the last one, and reported
+ *   with each lease as `strikes`;
  * - a window said in seconds-until (`approximate`) lasts the second more its
  *   `resetInMs` holds, unless the value said is the window's whole length
  *   (`windowMs`, or the longest said of an earlier window; never after a 429).

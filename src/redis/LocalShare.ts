@@ -146,7 +146,7 @@ export class LocalShare {
       share.limit === window.limit &&
       share.resetAt > now &&
       Number.isFinite(share.resetAt);
-    const order = known ? windowOrder(share.resetId, window) : 1;
+    const order = known ? windowOrder(share, window, now) : 1;
     if (share && order === 0) {
       share.remaining = Math.min(share.remaining, window.remaining);
       return;

@@ -400,6 +400,7 @@ export class RedisQuotaStore implements QuotaStore {
       this.#id,
       String(window?.windowMs ?? 0),
       observation.guessed ? '1' : '0',
+      String(window?.tookMs ?? 0),
     ]);
     const [members, index] = Array.isArray(reply) ? reply.map(Number) : [];
     if (
@@ -532,7 +533,8 @@ function readAdmission(
       index! >= 0 &&
       index! < members!;
     if (counted && lent && second === lease) {
-      return { admission: { lease }, members: members!, index: index! };
+      const strikes = Number(rest[2] ?? 0);
+      return { admission: { lease, strikes }, members: members!, index: index! };
     }
     const waitMs = Number(rest[0]);
     if (counted && (granted === 0 || granted === '0') && HOLDS.has(String(second))) {

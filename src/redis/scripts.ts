@@ -9,7 +9,7 @@
 //                    `w:<limit>` = "remaining:resetId:resetAt", `span` (the longest
 //                    seconds-until reset said, in ms; -1 after a 429), and the budget
 //                    learnt while none is stated (or after a 429, `strict`): `allow`,
-//                    `sent`, `from`, `pace`, `losses`
+//                    `sent`, `from`, `pace`, `ceiling`, `calm`, `losses`; `strikes` (429s in a row)
 //   KEYS[2] leases   zset: lease -> expiry (epoch ms); short, renewed by the living process
 //   KEYS[3] queue    zset: store -> its next turn and arrival (turn * 1e6 + arrival)
 //   KEYS[4] tickets  zset: store -> expiry of its place in line (epoch ms), renewed the same way
@@ -93,12 +93,24 @@ end
 -- request may go (and counts it), else -1 (until a response) or the ms left
 -- of the round.
 local function take_learnt(inflight, peek)
-  local v = redis.call('HMGET', S, 'allow', 'sent', 'from', 'pace')
+  local v = redis.call('HMGET', S, 'allow', 'sent', 'from', 'pace', 'ceiling', 'calm', 'losses')
   local allow, sent = tonumber(v[1]) or 1, tonumber(v[2]) or 0
   local from, pace = tonumber(v[3]) or 0, tonumber(v[4]) or 0
+  local ceiling, calm, losses = tonumber(v[5]) or 0, tonumber(v[6]) or 0, tonumber(v[7]) or 0
   if inflight == 0 and now >= from + pace then
+    -- A round spent whole: the next one's size (MemoryQuotaStore's grow).
     if sent >= allow then
-      if pace > 0 then allow = allow + 1 else allow = math.min(allow * 2, 1048576) end
+      calm = calm + 1
+      if ceiling == 0 then
+        allow = math.min(allow * 2, 1048576)
+      elseif allow + 1 < ceiling then
+        allow = allow + 1
+      elseif allow >= ceiling then
+        losses, ceiling = math.max(0, math.min(losses, 6) - 1), allow + 1
+        if losses == 0 and pace <= 0 then ceiling, allow = 0, math.min(allow * 2, 1048576) end
+      elseif calm % 2 ^ math.min(losses, 6) == 0 then
+        allow = allow + 1
+      end
     end
     sent, from = 0, now
   end
@@ -108,6 +120,7 @@ local function take_learnt(inflight, peek)
     return from + pace - now
   end
   redis.call('HSET', S, 'allow', allow, 'sent', sent + 1, 'from', fmt(from), 'pace', fmt(pace))
+  redis.call('HSET', S, 'ceiling', ceiling, 'calm', calm, 'losses', losses)
   return true
 end
 
@@ -161,7 +174,7 @@ end
 
 /**
  * ARGV: lease, store, leaseMs, wake channel.
- * Reply: {1, lease, members, index} or {0, reason, waitMs (-1: until a
+ * Reply: {1, lease, members, index, strikes} or {0, reason, waitMs (-1: until a
  * response), members, index}; `index` is how many live stores have an id
  * below this one's, which splits a window among them when Redis is lost.
  */
@@ -240,7 +253,7 @@ if placed then
 end
 if lapsed > 0 then wake(channel) end
 touch()
-return { 1, lease, members, index }
+return { 1, lease, members, index, tonumber(redis.call('HGET', S, 'strikes')) or 0 }
 `;
 
 /**
@@ -248,7 +261,8 @@ return { 1, lease, members, index }
  * without a window), approximate (0/1: the reset was an estimate, and the
  * report belongs to the window still known), cooldownMs, wake channel, store,
  * the window's stated length in ms (0 when not stated), guessed (0/1: the
- * cooldown is the client's back-off, which then paces the learnt rounds).
+ * cooldown is the client's back-off, which then paces the learnt rounds),
+ * how long the response took (an approximate reset may be that old).
  * Reply: {members, index}, as the admission's.
  */
 const OBSERVE = `${PRELUDE}
@@ -258,13 +272,20 @@ purge()
 local _, known, _, _, cooldown, windows = budget()
 -- While the budget is unknown, only the probe's answer teaches it.
 local teaches = known or redis.call('HGET', S, 'probe') == lease
+local answered = (status >= 200 and status < 300) or (status >= 400 and status < 429)
+-- An answer of the service to a request sent since the last 429 ends the 429s in a row.
+if teaches and answered then redis.call('HSET', S, 'strikes', 0) end
 if ARGV[3] ~= '' then
   local k = 'w:' .. ARGV[3]
   local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
   local resetAt = now + within_day(ARGV[6])
   local w = windows[k]
+  -- An estimated reset (slack 1) belongs to the window still known, unless
+  -- it must end after it however it was rounded (windowOrder).
+  local newer = slack == 0 and w and resetId > w[2]
+  if slack == 1 and w then newer = now - within_day(ARGV[13]) + within_day(ARGV[6]) - 2000 > w[3] end
   -- A second-rounded reset that is a whole window is followed to the second (resetIn).
-  if slack == 1 and (not w or w[3] <= now) then
+  if slack == 1 and (not w or newer) then
     local said, span = within_day(ARGV[6]) - 1000, tonumber(redis.call('HGET', S, 'span')) or 0
     local whole = math.max(span, within_day(ARGV[11]))
     if span >= 0 then
@@ -272,8 +293,7 @@ if ARGV[3] ~= '' then
       if whole > 0 and said >= whole then resetAt = now + said end
     end
   end
-  -- An estimated reset (slack 1) belongs to the window still known.
-  if not w or (slack == 0 and resetId > w[2]) then
+  if not w or newer then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
     windows[k] = { remaining, resetId, resetAt }
     local count, soonest, at = 0, nil, nil
@@ -291,22 +311,29 @@ else
   for k, w in pairs(windows) do
     redis.call('HSET', S, k, fmt(math.max(0, w[1] - 1)) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
-  if teaches and ((status >= 200 and status < 300) or (status >= 400 and status < 429)) then
-    redis.call('HSET', S, 'known', '1')
-  end
+  if teaches and answered then redis.call('HSET', S, 'known', '1') end
 end
 if status == 429 then
-  -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round halve it once.
-  local ends = math.max(cooldown, now + cooldownMs)
-  local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses')
-  local allow, losses, same = tonumber(v[1]) or 1, tonumber(v[4]) or 0, (tonumber(v[2]) or 0) > now
-  if not same then
-    allow, losses = math.max(1, math.floor(allow / 2)), losses + 1
+  -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round are one sign.
+  local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses', 'strikes', 'ceiling', 'calm')
+  local allow, from, pace = tonumber(v[1]) or 1, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+  local losses, strikes = tonumber(v[4]) or 0, tonumber(v[5]) or 0
+  local ceiling, calm = tonumber(v[6]) or 0, tonumber(v[7]) or 0
+  if from <= now then
+    local lost = allow
+    if lost < ceiling and calm > 0 then pace = math.min(pace * 2, 600000) end
+    if ceiling > 0 and lost >= ceiling then losses = losses + 1 end
+    if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
+    allow, ceiling, calm, strikes = math.max(1, allow), lost, 0, strikes + 1
   end
-  local pace = (ARGV[12] == '1' or losses > 1) and cooldownMs or 0
-  if same then pace = math.max(tonumber(v[3]) or 0, pace) end
-  redis.call('HSET', S, 'cooldown', fmt(ends), 'allow', allow, 'sent', 0, 'from', fmt(ends))
-  redis.call('HSET', S, 'pace', fmt(pace), 'span', -1, 'strict', 1, 'losses', losses)
+  local guessed = ARGV[12] == '1'
+  if (guessed and strikes == 1) or (not guessed and losses > 1) then
+    pace = math.max(pace, math.min(cooldownMs, 600000))
+  end
+  from = math.max(from, now + cooldownMs, now + pace)
+  redis.call('HSET', S, 'cooldown', fmt(math.max(cooldown, from)), 'allow', allow, 'sent', 0)
+  redis.call('HSET', S, 'from', fmt(from), 'pace', fmt(pace), 'ceiling', ceiling, 'calm', calm)
+  redis.call('HSET', S, 'span', -1, 'strict', 1, 'losses', losses, 'strikes', strikes)
 elseif status == 0 and cooldownMs > 0 then
   local quiet = tonumber(redis.call('HGET', S, 'quiet')) or 0
   redis.call('HSET', S, 'quiet', fmt(math.max(quiet, now + cooldownMs)))
