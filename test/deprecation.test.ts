@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { resetDeprecationWarnings } from '../src/deprecation.js';
+import { resetDeprecationWarnings } from '../src/client.js';
 import { PetsClient } from '../src/index.js';
 import {
   API_KEY,

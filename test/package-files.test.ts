@@ -66,7 +66,7 @@ describe('package.json', () => {
   });
 
   it('tells tracers its own version', async () => {
-    const { VERSION } = await import('../src/call/context.js');
+    const { VERSION } = await import('../src/client.js');
     expect(VERSION).toBe(pkg.version);
   });
 

@@ -1,7 +1,7 @@
 // The examples of RFC 9651 (Structured Field Values for HTTP) for Lists and
 // their items, and its failures: a field that does not parse is ignored whole.
 import { describe, expect, it } from 'vitest';
-import { parseList } from '../src/structured-fields.js';
+import { parseList } from '../src/headers.js';
 
 const token = (name: string) => ({ token: name });
 const plain = (entries: [string, unknown][] = []) => new Map(entries);

@@ -3,6 +3,7 @@
 // quota observe them → read the body → the answer, or `decide()` on the
 // failure → check the output.
 import pRetry from 'p-retry';
+import type { CallContext } from '../client.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide } from '../decide.js';
 import {
   AnimalStoreError,
@@ -24,7 +25,6 @@ import { NO_CALL_OPTIONS, readCallOptions } from '../settings.js';
 import { onAbort } from '../timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from '../tracing/otel.js';
 import type { Output, SchemaName } from '../validation/verdict.js';
-import type { CallContext } from './context.js';
 import { type Operation, validateInput, validateOutput } from './operations.js';
 import { BodyTooLarge, type Exchange, LeaseLapsed, type PrepareHeaders } from './transport.js';
 
