@@ -271,6 +271,8 @@ export interface FailedResponse {
   readonly tooLongToWait?: boolean;
   /** For 429: the longest wait the client accepts, for the message. */
   readonly maxRetryDelayMs?: number;
+  /** The call's `maxRetries`, when this attempt was its last. */
+  readonly retriesSpent?: number | undefined;
 }
 
 function describeBody(response: FailedResponse): string {
@@ -295,7 +297,8 @@ function rateLimitAdvice(response: FailedResponse): string {
   if (response.tooLongToWait) {
     return ` The service asks to wait ${wait} ms, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
   }
-  return ` The service asks to wait ${wait} ms.`;
+  const spent = response.retriesSpent;
+  return ` The service asks to wait ${wait} ms${spent === undefined ? '.' : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again after that.`}`;
 }
 
 /**

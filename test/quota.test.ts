@@ -253,6 +253,21 @@ describe('a limiter that says nothing of when to come back', () => {
     for (const [i, gap] of gaps.entries()) expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i);
   });
 
+  it('is back at full speed soon after a limiter that asked for waits recovers', async () => {
+    // Retry-After: 1 to every request for 7 s, then answers without headers.
+    const start = Date.now();
+    const stub = scriptedFetch().thenAlways(() =>
+      Date.now() - start < 7000 ? apiError(429, { 'retry-after': '1' }) : json([rex]),
+    );
+    const client = clientWith(stub.fetch, { maxRetries: 10, maxRetryDelayMs: 120_000 });
+    const results = await finish(Array.from({ length: 20 }, () => client.listPets()));
+    expect(results.map((r) => r.status)).toEqual(Array(20).fill('fulfilled'));
+    // The 429s in a row stretched the waits; once answered, rounds are not paced by them.
+    expect(Date.now() - start).toBeLessThan(7000 + 16_000 + 3000);
+    const after = stub.received.filter((r) => r.at - start >= 7000);
+    expect(after.at(-1)!.at - after[0]!.at).toBeLessThan(3000);
+  });
+
   it('never holds a call more than a day in all, however many holds follow each other', async () => {
     const hours = (n: number) => n * 3_600_000;
     const store = {

@@ -32,8 +32,10 @@ const HOLDS: Record<HoldReason, string> = {
   cooldown: 'the service answered 429 Too Many Requests, and every caller of this key waits',
   'no-response':
     'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
-  'budget-exhausted': 'no requests remain in the rate-limit window until it ends',
-  'budget-in-flight': 'the requests left in the rate-limit window are all in flight',
+  'budget-exhausted':
+    'no requests remain in the rate-limit window (as stated, or as learnt where none is) until it ends',
+  'budget-in-flight':
+    'the requests left in the rate-limit window (as stated, or as learnt where none is) are all in flight',
   'budget-unknown': 'the budget is unknown until the response to the first request arrives',
 };
 
@@ -492,6 +494,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       tooLongToWait: decision?.tooLong === true,
       guessed: !timing.retryAfter && !timing.retryAfterTooFar,
       maxRetryDelayMs: ctx.maxRetryDelayMs,
+      retriesSpent: call.attempts > call.maxRetries ? call.maxRetries : undefined,
     });
   } finally {
     exchange.close();

@@ -110,9 +110,9 @@ export function takeLearnt(
 /**
  * A 429 ends the round (see {@link Learnt}) and cools the key down for its
  * wait (`waitMs`) and at least a round: the end of the cooldown, returned, is
- * when the next round begins. Rounds last at least as long as the wait when
- * that was the client's first guess, or when a limiter that states its waits
- * but no budget 429s again.
+ * when the next round begins. Rounds last at least as long as the wait of the
+ * first 429 of a streak when that was the client's guess, or when a limiter
+ * that states its waits but no budget 429s again.
  */
 export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
   // The 429s of one round are one sign.
@@ -125,7 +125,8 @@ export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now:
     learnt.calm = 0;
     learnt.strikes++;
   }
-  if (guessed ? learnt.strikes === 1 : learnt.losses > 1)
+  // The first 429 of a streak: the waits of those after it are stretched by the streak.
+  if (learnt.strikes === 1 && (guessed || learnt.losses > 1))
     learnt.pace = Math.max(learnt.pace, Math.min(waitMs, MAX_PACE_MS));
   learnt.sent = 0;
   learnt.from = Math.max(learnt.from, now + waitMs, now + learnt.pace);

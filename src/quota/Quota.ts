@@ -99,7 +99,7 @@ function checked(admission: Admission): Admission {
   )
     return { reason: reason as HoldReason, waitMs: waitMs && Math.min(waitMs, HORIZON_MS) };
   throw new TypeError(
-    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}`,
+    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } or { reason, waitMs? }`,
   );
 }
 

@@ -10,7 +10,7 @@ export type HoldReason =
    * outage turns into a loop of requests.
    */
   | 'no-response'
-  /** The service said no requests remain in the window; held until it resets. */
+  /** No requests remain in the window (as the service stated it, or as learnt); held until it ends. */
   | 'budget-exhausted'
   /** What remains of the window is taken by requests in flight. */
   | 'budget-in-flight'

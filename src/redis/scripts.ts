@@ -327,7 +327,7 @@ if status == 429 then
     allow, ceiling, calm, strikes = math.max(1, allow), lost, 0, strikes + 1
   end
   local guessed = ARGV[12] == '1'
-  if (guessed and strikes == 1) or (not guessed and losses > 1) then
+  if strikes == 1 and (guessed or losses > 1) then
     pace = math.max(pace, math.min(cooldownMs, 600000))
   end
   from = math.max(from, now + cooldownMs, now + pace)
