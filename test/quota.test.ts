@@ -12,7 +12,7 @@ import {
   TimeoutError,
 } from '../src/index.js';
 import { defaultQuotaStore } from '../src/quota/Quota.js';
-import type { AdmitRequest, Observation } from '../src/quota/store.js';
+import type { AdmitRequest, Observation, QuotaStore } from '../src/quota/store.js';
 import { limits, seconds, settle, today, useFakeTime } from './helpers/fake-time.js';
 import { recordingLogger } from './helpers/logger.js';
 import {
@@ -232,6 +232,7 @@ describe('a limiter that says nothing of when to come back', () => {
   it.each([
     ['a client per call', 'always'],
     ['5xx answers between the 429s', 'with-5xx'],
+    ['a store that does not count them', 'no-count'],
   ] as const)('counts the key’s 429s in a row with %s', async (_, mode) => {
     // The count lives in the store: a client made per call, or a 5xx (a
     // proxy's, perhaps) between two 429s, does not start it again.
@@ -242,10 +243,31 @@ describe('a limiter that says nothing of when to come back', () => {
       tooMany.push(Date.now());
       return apiError(429, { 'retry-after': '0' });
     });
-    const quotaStore = new MemoryQuotaStore();
+    const memory = new MemoryQuotaStore();
+    // A store of the user's own that reports no `strikes`: the client counts them.
+    const quotaStore: QuotaStore =
+      mode === 'no-count'
+        ? {
+            admit: async (bucket, request) => {
+              const { strikes: _, ...admission } = (await memory.admit(bucket, request)) as {
+                lease: string;
+                strikes?: number;
+              };
+              return admission;
+            },
+            observe: (bucket, lease, observation) => memory.observe(bucket, lease, observation),
+            release: (bucket, lease) => memory.release(bucket, lease),
+          }
+        : memory;
+    // A key of its own: a store not in memory leaves this process a copy of the cooldown.
+    const apiKey = `sk_test_strikes_${mode}_0123456789`;
+    const one = clientWith(stub.fetch, { apiKey, quotaStore, maxRetries: 0 });
     await finish(
       Array.from({ length: 8 }, () =>
-        clientWith(stub.fetch, { quotaStore, maxRetries: 0 }).listPets(),
+        (mode === 'no-count'
+          ? one
+          : clientWith(stub.fetch, { quotaStore, maxRetries: 0 })
+        ).listPets(),
       ),
     );
     const gaps = tooMany.slice(1).map((at, i) => at - tooMany[i]!);

@@ -115,7 +115,7 @@ export function takeLearnt(
  * that states its waits but no budget 429s again.
  */
 export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
-  // The 429s of one round are one sign.
+  // The 429s of one round are one loss; each after the first takes one more off the round.
   if (learnt.from <= now) {
     const { allow: lost, ceiling } = learnt;
     if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
@@ -124,7 +124,7 @@ export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now:
     learnt.ceiling = lost;
     learnt.calm = 0;
     learnt.strikes++;
-  }
+  } else learnt.allow = Math.max(1, learnt.allow - 1);
   // The first 429 of a streak: the waits of those after it are stretched by the streak.
   if (learnt.strikes === 1 && (guessed || learnt.losses > 1))
     learnt.pace = Math.max(learnt.pace, Math.min(waitMs, MAX_PACE_MS));

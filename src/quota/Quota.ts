@@ -132,6 +132,14 @@ export class Quota {
   #silent = 0;
   /** The key's 429s in a row when each lease in flight was granted, as its store counts them. */
   readonly #granted = new Map<string, number>();
+  /**
+   * This client's own count of them, and its 429s so far: the floor of what
+   * the store reports (a store may not count them), a 429 adding one unless
+   * one came since its request was admitted.
+   */
+  #strikes = 0;
+  #tooMany = 0;
+  readonly #seen = new Map<string, number>();
 
   /** `onError` hears of a store that failed to record a response or a release. */
   constructor(
@@ -177,6 +185,7 @@ export class Quota {
           stop?.();
           // Recorded by the client that asked: another client's quota may serve the line.
           this.#granted.set(lease, strikes);
+          this.#seen.set(lease, this.#tooMany);
           resolve(lease);
         },
         reject: (error) => {
@@ -231,7 +240,13 @@ export class Quota {
     // Requests that get no response (timeoutMs below the service's latency,
     // say) must not turn into a loop of probes: each one in a row holds the
     // key a little longer, 100 ms doubling up to 8 s, until a response comes.
+    const fresh = this.#seen.get(lease) === this.#tooMany;
+    this.#seen.delete(lease);
     this.#granted.delete(lease);
+    if (status === 429) this.#strikes += fresh ? 1 : 0;
+    if (status === 429) this.#tooMany++;
+    else if (fresh && ((status >= 200 && status < 300) || (status >= 400 && status < 500)))
+      this.#strikes = 0;
     if (status === 0) observation = { ...observation, cooldownMs: silentCooldown(++this.#silent) };
     else this.#silent = 0;
     try {
@@ -253,7 +268,8 @@ export class Quota {
 
   /** The key's 429s in a row a 429 to `lease` makes: the 429s of requests sent together are one. */
   strikes(lease: string): number {
-    return (this.#granted.get(lease) ?? 0) + 1;
+    const fresh = this.#seen.get(lease) === this.#tooMany;
+    return Math.max(this.#granted.get(lease) ?? 0, this.#strikes - (fresh ? 0 : 1)) + 1;
   }
 
   /** Whether the store can say that a lease has lapsed. */
@@ -274,6 +290,7 @@ export class Quota {
   /** Ends the lease of a request that was never sent; a store failure goes to `onError`. */
   async release(lease: string): Promise<void> {
     this.#granted.delete(lease);
+    this.#seen.delete(lease);
     try {
       const bucket = await this.#bucket;
       await settle(() => this.#store.release(bucket, lease));

@@ -22,7 +22,8 @@ export type Admission =
   /**
    * Send now; end the lease with `observe` or `release`. `strikes`: the
    * key's 429s in a row so far (rounds lost, none answered since), which
-   * lengthen the back-off after a 429 that says nothing; absent, 0.
+   * lengthen the back-off after a 429 that says nothing; absent, each
+   * client counts its own 429s in a row instead.
    */
   | { readonly lease: string; readonly strikes?: number | undefined }
   /**
@@ -94,8 +95,8 @@ export interface Observation {
  *   doubles the next. After a 429 (which cools the key down at least a
  *   round), a round grows by one up to below the size it was lost at and
  *   tries that size once every 2^n rounds (n: rounds lost there); a round
- *   lost above it halves the size, one lost below it doubles the rounds'
- *   length;
+ *   lost above it halves the size (each further 429 of the round takes one
+ *   more off), one lost below it doubles the rounds' length;
  * - a key's 429s in a row (one per round) are counted until the service
  *   answers (2xx or 4xx) a request sent after the last one, and reported
  *   with each lease as `strikes`;

@@ -314,7 +314,7 @@ else
   if teaches and answered then redis.call('HSET', S, 'known', '1') end
 end
 if status == 429 then
-  -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round are one sign.
+  -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round are one loss.
   local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses', 'strikes', 'ceiling', 'calm')
   local allow, from, pace = tonumber(v[1]) or 1, tonumber(v[2]) or 0, tonumber(v[3]) or 0
   local losses, strikes = tonumber(v[4]) or 0, tonumber(v[5]) or 0
@@ -325,6 +325,8 @@ if status == 429 then
     if ceiling > 0 and lost >= ceiling then losses = losses + 1 end
     if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
     allow, ceiling, calm, strikes = math.max(1, allow), lost, 0, strikes + 1
+  else
+    allow = math.max(1, allow - 1)
   end
   local guessed = ARGV[12] == '1'
   if strikes == 1 and (guessed or losses > 1) then
