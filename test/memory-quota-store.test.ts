@@ -373,6 +373,14 @@ async function against(kind: 'fixed' | 'leaky', minutes: number, limit = 5, wind
 }
 
 describe('MemoryQuotaStore against a limiter that states nothing', () => {
+  it('learns a window longer than a round from how long the limiter stays closed', async () => {
+    // 20 per 10 s: before, every window ended in a round of 429s and a few probes.
+    const minutes = await against('fixed', 6, 20, 10_000);
+    const late = minutes.slice(3);
+    expect(late.reduce((sum, m) => sum + m.tooMany, 0)).toBeLessThanOrEqual(4);
+    expect(late.reduce((sum, m) => sum + m.ok, 0) / late.length).toBeGreaterThan(60);
+  });
+
   it.each(['fixed', 'leaky'] as const)(
     'meets a %s-window limiter by a 429 less and less often, and keeps sending',
     async (kind) => {

@@ -51,6 +51,10 @@ export interface Learnt {
   losses: number;
   /** Rounds lost in a row: the key's 429s in a row, which set its back-off. */
   strikes: number;
+  /** When the last of them ended, and the answers since; when the first of the next came (0: a stated wait). */
+  opened: number;
+  got: number;
+  struck: number;
 }
 
 const MAX_WINDOWS = 4;
@@ -68,13 +72,16 @@ export const newLearnt = (): Learnt => ({
   calm: 0,
   losses: 0,
   strikes: 0,
+  opened: 0,
+  got: 0,
+  struck: 0,
 });
 
 /** A round was spent whole without a 429: the next one's size. */
 function grow(learnt: Learnt): void {
   const { allow, ceiling, losses } = learnt;
   learnt.calm++;
-  if (!ceiling) learnt.allow = Math.min(allow * 2, MAX_ALLOW);
+  if (!ceiling || allow * 2 < ceiling) learnt.allow = Math.min(allow * 2, MAX_ALLOW);
   else if (allow + 1 < ceiling) learnt.allow++;
   else if (allow >= ceiling) {
     // The ceiling went through: it was not the limit. The next try is one
@@ -108,6 +115,23 @@ export function takeLearnt(
 }
 
 /**
+ * The service answered a request sent after the key's 429s in a row. A
+ * limiter that said nothing and then stayed closed at least as long as it
+ * had been open counts over a window longer than a round: a round lasts the
+ * cycle, and is half what went through in it, growing towards all of it.
+ */
+function endStreak(learnt: Learnt, now: number): void {
+  const { strikes, struck, opened, got } = learnt;
+  if (strikes > 1 && struck && opened && now - struck >= struck - opened) {
+    learnt.pace = Math.min(Math.max(learnt.pace, now - opened), MAX_PACE_MS);
+    learnt.ceiling = Math.max(1, got);
+    learnt.allow = Math.ceil(learnt.ceiling / 2);
+  }
+  if (strikes || !opened) [learnt.opened, learnt.got] = [now, 0];
+  learnt.strikes = 0;
+}
+
+/**
  * A 429 ends the round (see {@link Learnt}) and cools the key down for its
  * wait (`waitMs`) and at least a round: the end of the cooldown, returned, is
  * when the next round begins. Rounds last at least as long as the wait of the
@@ -123,7 +147,7 @@ export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now:
     learnt.allow = Math.max(1, !ceiling || lost > ceiling ? Math.floor(lost / 2) : lost - 1);
     learnt.ceiling = lost;
     learnt.calm = 0;
-    learnt.strikes++;
+    if (!learnt.strikes++) learnt.struck = guessed ? now : 0;
   } else learnt.allow = Math.max(1, learnt.allow - 1);
   // The first 429 of a streak: the waits of those after it are stretched by the streak.
   if (learnt.strikes === 1 && (guessed || learnt.losses > 1))
@@ -249,7 +273,8 @@ export class MemoryQuotaStore implements QuotaStore {
       if (answered(status)) bucket.known ||= teaches;
     }
     // An answer of the service to a request sent since the last 429 ends the 429s in a row.
-    if (teaches && answered(status)) bucket.learnt.strikes = 0;
+    if (answered(status)) bucket.learnt.got++;
+    if (teaches && answered(status)) endStreak(bucket.learnt, now);
     if (status === 0 && cooldownMs) {
       bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }

@@ -96,7 +96,9 @@ export interface Observation {
  *   round), a round grows by one up to below the size it was lost at and
  *   tries that size once every 2^n rounds (n: rounds lost there); a round
  *   lost above it halves the size (each further 429 of the round takes one
- *   more off), one lost below it doubles the rounds' length;
+ *   more off), one lost below it doubles the rounds' length; a limiter that
+ *   stayed closed after `guessed` 429s at least as long as it had been open
+ *   paces the rounds by that cycle, each half of what went through in it;
  * - a key's 429s in a row (one per round) are counted until the service
  *   answers (2xx or 4xx) a request sent after the last one, and reported
  *   with each lease as `strikes`;

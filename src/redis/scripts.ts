@@ -101,7 +101,7 @@ local function take_learnt(inflight, peek)
     -- A round spent whole: the next one's size (MemoryQuotaStore's grow).
     if sent >= allow then
       calm = calm + 1
-      if ceiling == 0 then
+      if ceiling == 0 or allow * 2 < ceiling then
         allow = math.min(allow * 2, 1048576)
       elseif allow + 1 < ceiling then
         allow = allow + 1
@@ -274,7 +274,20 @@ local _, known, _, _, cooldown, windows = budget()
 local teaches = known or redis.call('HGET', S, 'probe') == lease
 local answered = (status >= 200 and status < 300) or (status >= 400 and status < 429)
 -- An answer of the service to a request sent since the last 429 ends the 429s in a row.
-if teaches and answered then redis.call('HSET', S, 'strikes', 0) end
+if answered then redis.call('HINCRBY', S, 'got', 1) end
+if teaches and answered then
+  -- MemoryQuotaStore's endStreak: a limiter closed as long as it was open paces rounds by the cycle.
+  local v = redis.call('HMGET', S, 'strikes', 'struck', 'opened', 'got', 'pace')
+  local strikes, struck, opened = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+  local got, pace = tonumber(v[4]) or 0, tonumber(v[5]) or 0
+  if strikes > 1 and struck > 0 and opened > 0 and now - struck >= struck - opened then
+    local ceiling = math.max(1, got)
+    redis.call('HSET', S, 'pace', fmt(math.min(math.max(pace, now - opened), 600000)))
+    redis.call('HSET', S, 'ceiling', ceiling, 'allow', math.ceil(ceiling / 2))
+  end
+  if strikes > 0 or opened == 0 then redis.call('HSET', S, 'opened', fmt(now), 'got', 0) end
+  redis.call('HSET', S, 'strikes', 0)
+end
 if ARGV[3] ~= '' then
   local k = 'w:' .. ARGV[3]
   local remaining, resetId = math.max(0, tonumber(ARGV[4]) or 0), tonumber(ARGV[5]) or 0
@@ -315,6 +328,7 @@ else
 end
 if status == 429 then
   -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round are one loss.
+  local guessed = ARGV[12] == '1'
   local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses', 'strikes', 'ceiling', 'calm')
   local allow, from, pace = tonumber(v[1]) or 1, tonumber(v[2]) or 0, tonumber(v[3]) or 0
   local losses, strikes = tonumber(v[4]) or 0, tonumber(v[5]) or 0
@@ -324,11 +338,11 @@ if status == 429 then
     if lost < ceiling and calm > 0 then pace = math.min(pace * 2, 600000) end
     if ceiling > 0 and lost >= ceiling then losses = losses + 1 end
     if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
+    if strikes == 0 then redis.call('HSET', S, 'struck', guessed and fmt(now) or 0) end
     allow, ceiling, calm, strikes = math.max(1, allow), lost, 0, strikes + 1
   else
     allow = math.max(1, allow - 1)
   end
-  local guessed = ARGV[12] == '1'
   if strikes == 1 and (guessed or losses > 1) then
     pace = math.max(pace, math.min(cooldownMs, 600000))
   end

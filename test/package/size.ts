@@ -33,10 +33,16 @@ import { root } from './pack.js';
  * that reads draft-07's `RateLimit` and learns a budget nobody states, and
  * what an attack on it found (429s in a row counted per burst and never a
  * loop, late answers that teach nothing after a 429, idle buckets bounded).
- * `plain` is one `listPets` call bundled without splitting (28.21 kB).
+ * Then by 0.75 kB (21.77 kB measured, 29.46 kB in all) for what a second
+ * and third attack on the engine found: the key's 429s in a row counted by
+ * the store and by each client, a learnt round's ceiling tried less and less
+ * often, windows longer than a round learnt from how long the limiter stays
+ * closed, a seconds-until reset that must be the next window. The call-path
+ * issue is to win this back.
+ * `plain` is one `listPets` call bundled without splitting (28.83 kB).
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 21.25 * 1024, total: 29 * 1024, plain: 28.5 * 1024 };
+export const BUDGET = { initial: 22 * 1024, total: 29.75 * 1024, plain: 29.25 * 1024 };
 
 export interface Size {
   minified: number;
