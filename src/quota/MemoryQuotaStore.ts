@@ -139,16 +139,21 @@ function endStreak(learnt: Learnt, now: number): void {
  * that states its waits but no budget 429s again.
  */
 export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
-  // The 429s of one round are one loss; each after the first takes one more off the round.
+  // The 429s of one round are one loss; after a silent one, each further
+  // 429 takes one more off the round. A 429 that states its wait says the
+  // limiter's window, not a size to learn: the round is halved, no more.
   if (learnt.from <= now) {
     const { allow: lost, ceiling } = learnt;
-    if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
-    if (ceiling && lost >= ceiling) learnt.losses++;
-    learnt.allow = Math.max(1, !ceiling || lost > ceiling ? Math.floor(lost / 2) : lost - 1);
-    learnt.ceiling = lost;
+    if (!guessed) [learnt.allow, learnt.ceiling] = [Math.max(1, Math.floor(lost / 2)), 0];
+    else {
+      if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
+      learnt.allow = Math.max(1, !ceiling || lost > ceiling ? Math.floor(lost / 2) : lost - 1);
+      learnt.ceiling = lost;
+    }
+    if (!guessed || (ceiling && lost >= ceiling)) learnt.losses++;
     learnt.calm = 0;
     if (!learnt.strikes++) learnt.struck = guessed ? now : 0;
-  } else learnt.allow = Math.max(1, learnt.allow - 1);
+  } else if (guessed) learnt.allow = Math.max(1, learnt.allow - 1);
   // The first 429 of a streak: the waits of those after it are stretched by the streak.
   if (learnt.strikes === 1 && (guessed || learnt.losses > 1))
     learnt.pace = Math.max(learnt.pace, Math.min(waitMs, MAX_PACE_MS));

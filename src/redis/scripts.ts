@@ -335,12 +335,17 @@ if status == 429 then
   local ceiling, calm = tonumber(v[6]) or 0, tonumber(v[7]) or 0
   if from <= now then
     local lost = allow
-    if lost < ceiling and calm > 0 then pace = math.min(pace * 2, 600000) end
-    if ceiling > 0 and lost >= ceiling then losses = losses + 1 end
-    if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
+    if not guessed then
+      allow, ceiling = math.floor(lost / 2), 0
+    else
+      if lost < ceiling and calm > 0 then pace = math.min(pace * 2, 600000) end
+      if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
+    end
+    if not guessed or (ceiling > 0 and lost >= ceiling) then losses = losses + 1 end
+    if guessed then ceiling = lost end
     if strikes == 0 then redis.call('HSET', S, 'struck', guessed and fmt(now) or 0) end
-    allow, ceiling, calm, strikes = math.max(1, allow), lost, 0, strikes + 1
-  else
+    allow, calm, strikes = math.max(1, allow), 0, strikes + 1
+  elseif guessed then
     allow = math.max(1, allow - 1)
   end
   if strikes == 1 and (guessed or losses > 1) then
