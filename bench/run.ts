@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import createClient from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
-import { checkNewPet, checkPet, checkPets } from '../src/validation/fast.js';
+import { checkNewPet, checkPet, checkPets } from '../src/operations.js';
 import { PetSchema, PetsSchema } from '../src/validation/schemas.js';
 import { installInto, packTarball } from '../test/package/pack.js';
 import { BUDGET, measureBundle } from '../test/package/size.js';

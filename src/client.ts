@@ -1,14 +1,7 @@
 import { bucketName, resolveApiKey } from './auth.js';
-import { runCall } from './call/call.js';
-import { OPERATIONS } from './call/operations.js';
-import { Transport } from './call/transport.js';
-import { AnimalStoreError } from './errors.js';
-import type { RateLimitInfo, ResponseTiming } from './headers.js';
-import type { Hooks, RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
-import type { ClientOptions, RequestOptions } from './options.js';
-
-import { defaultQuotaStore, Quota } from './quota/Quota.js';
+import { runCall } from './call.js';
 import {
+  AnimalStoreError,
   describeThrown,
   LevelLogger,
   redact,
@@ -16,7 +9,12 @@ import {
   redactHeaders,
   redactJson,
   scrubThrown,
-} from './redact.js';
+} from './errors.js';
+import type { RateLimitInfo, ResponseTiming } from './headers.js';
+import type { Hooks, RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
+import { OPERATIONS } from './operations.js';
+import type { ClientOptions, RequestOptions } from './options.js';
+import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import {
   checkClientOptions,
   NO_CALL_OPTIONS,
@@ -24,6 +22,7 @@ import {
   resolveBaseUrl,
 } from './settings.js';
 import type { Tracing } from './tracing/otel.js';
+import { Transport } from './transport.js';
 import type { ListPetsParams, NewPet, Pet } from './types.js';
 
 type WarningProcess = {

@@ -3,6 +3,7 @@
 
 export { PetsClient } from './client.js';
 export { type Environment, environments } from './environments.js';
+export type { Logger, LogLevel } from './errors.js';
 export {
   AnimalStoreError,
   ApiError,
@@ -47,5 +48,4 @@ export type {
   Observation,
   QuotaStore,
 } from './quota/store.js';
-export type { Logger, LogLevel } from './redact.js';
 export type { ErrorBody, ListPetsParams, NewPet, Pet, PetStatus } from './types.js';

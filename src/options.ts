@@ -1,7 +1,7 @@
 import type { Environment } from './environments.js';
+import type { Logger, LogLevel } from './errors.js';
 import type { Hooks, RetryInfo, TracingOptions } from './observe.js';
 import type { QuotaStore } from './quota/store.js';
-import type { Logger, LogLevel } from './redact.js';
 
 /**
  * What a custom `fetch` is called with as its second argument: a plain

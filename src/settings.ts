@@ -4,11 +4,10 @@
 // held against. Messages say what was given and how to fix it.
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
-import { AnimalStoreError } from './errors.js';
+import { AnimalStoreError, isLogLevel, type Logger, type LogLevel } from './errors.js';
 import type { Hooks, TracingOptions } from './observe.js';
 import type { ClientOptions, HeadersOption, RequestOptions } from './options.js';
 import type { QuotaStore } from './quota/store.js';
-import { isLogLevel, type Logger, type LogLevel } from './redact.js';
 
 /** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
 export const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';

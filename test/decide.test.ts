@@ -8,7 +8,7 @@ import {
   holdToTake,
   silentCooldown,
   waitToTake,
-} from '../src/decide.js';
+} from '../src/quota/Quota.js';
 
 const at = (attempt: number, resend = true, maxRetryDelayMs = 60_000) => ({
   resend,

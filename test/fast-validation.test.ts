@@ -10,7 +10,7 @@ import {
   checkPetId,
   checkPets,
   REJECT,
-} from '../src/validation/fast.js';
+} from '../src/operations.js';
 import {
   ErrorSchema,
   ListPetsParamsSchema,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { redact } from '../src/errors.js';
 import {
   AnimalStoreError,
   type ApiError,
@@ -15,7 +16,6 @@ import {
   ResponseValidationError,
   ServerError,
 } from '../src/index.js';
-import { redact } from '../src/redact.js';
 import { recordingLogger } from './helpers/logger.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
 

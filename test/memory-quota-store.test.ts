@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decide } from '../src/decide.js';
 import { MemoryQuotaStore } from '../src/index.js';
+import { decide } from '../src/quota/Quota.js';
 
 // The rules every QuotaStore keeps, on the in-memory one, with an injected clock.
 

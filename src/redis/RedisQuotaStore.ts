@@ -1,3 +1,4 @@
+import type { Logger } from '../errors.js';
 import { AnimalStoreError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type {
@@ -7,7 +8,6 @@ import type {
   Observation,
   QuotaStore,
 } from '../quota/store.js';
-import type { Logger } from '../redact.js';
 import { describeValue } from '../settings.js';
 import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
 import { LocalShare } from './LocalShare.js';

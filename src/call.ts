@@ -3,30 +3,36 @@
 // quota observe them → read the body → the answer, or `decide()` on the
 // failure → check the output.
 import pRetry from 'p-retry';
-import type { CallContext } from '../client.js';
-import { BACKOFF_FLOOR_MS, type Decision, decide } from '../decide.js';
+import type { CallContext } from './client.js';
 import {
   AnimalStoreError,
   ConnectionError,
   describeIssues,
+  describeThrown,
   errorFromResponse,
   RateLimitError,
   RequestValidationError,
   ResponseValidationError,
   TimeoutError,
-} from '../errors.js';
-import { type RateLimitInfo, readTiming } from '../headers.js';
-import type { RetryInfo, WithResponse } from '../observe.js';
-import type { RequestOptions } from '../options.js';
-import type { HoldRequest } from '../quota/Quota.js';
-import type { HoldReason, Observation } from '../quota/store.js';
-import { describeThrown } from '../redact.js';
-import { NO_CALL_OPTIONS, readCallOptions } from '../settings.js';
-import { onAbort } from '../timers.js';
-import type { AttemptTrace, CallTrace, Tracing } from '../tracing/otel.js';
-import type { Output, SchemaName } from '../validation/verdict.js';
-import { type Operation, validateInput, validateOutput } from './operations.js';
+} from './errors.js';
+import { type RateLimitInfo, readTiming } from './headers.js';
+import type { RetryInfo, WithResponse } from './observe.js';
+import {
+  checkErrorBody,
+  type Operation,
+  REJECT,
+  validateInput,
+  validateOutput,
+} from './operations.js';
+import type { RequestOptions } from './options.js';
+import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
+import type { HoldReason, Observation } from './quota/store.js';
+import { NO_CALL_OPTIONS, readCallOptions } from './settings.js';
+import { onAbort } from './timers.js';
+import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
 import { BodyTooLarge, type Exchange, LeaseLapsed, type PrepareHeaders } from './transport.js';
+import type { ErrorBody } from './types.js';
+import type { Output, SchemaName } from './validation/verdict.js';
 
 const HOLDS: Record<HoldReason, string> = {
   cooldown: 'the service answered 429 Too Many Requests, and every caller of this key waits',
@@ -559,14 +565,15 @@ function noResponse(
 }
 
 /**
- * An error response's body (its JSON without the key, else its redacted text)
- * and the text that messages quote. JSON nested deeper than anyone's code walks
- * safely (`JSON.stringify` of the error must not overflow the stack) is dropped.
+ * An error response's body, when it is the spec's `Error` JSON, and its text
+ * without the key (JSON re-serialised, so that an escaped key is redacted
+ * too) for the message and `rawBody`. JSON nested deeper than anyone's code
+ * walks safely (`JSON.stringify` must not overflow the stack) is dropped.
  */
 function errorBody(
   ctx: CallContext,
   raw: string | undefined,
-): { body: unknown; text?: string; rawBody?: string } {
+): { body: ErrorBody | undefined; text?: string; rawBody?: string } {
   if (raw === undefined || raw === '') {
     return { body: undefined, ...(raw === '' && { text: '', rawBody: '' }) };
   }
@@ -575,14 +582,14 @@ function errorBody(
     parsed = JSON.parse(raw);
   } catch {
     const clean = ctx.scrub(raw);
-    return { body: clean, text: clean, rawBody: clean };
+    return { body: undefined, text: clean, rawBody: clean };
   }
   if (nestedDeeperThan(parsed, 64))
     return { body: undefined, text: '(JSON nested too deep to show)' };
-  // Quoted as parsed, so that an escaped key (\u0073k_…) is redacted too.
-  const body = ctx.scrubJson(parsed);
-  const text = JSON.stringify(body);
-  return { body, text, rawBody: text };
+  const clean = ctx.scrubJson(parsed);
+  const text = JSON.stringify(clean);
+  const body = checkErrorBody(clean);
+  return { body: body === REJECT ? undefined : body, text, rawBody: text };
 }
 
 function nestedDeeperThan(value: unknown, limit: number): boolean {

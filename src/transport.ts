@@ -1,10 +1,10 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
-import type { paths } from '../../generated/schema.js';
-import type { FetchInit, FetchResponse } from '../options.js';
-import { MAX_TIMER_MS, onAbort } from '../timers.js';
-import type { WithinSpan } from '../tracing/otel.js';
-import type { Output, SchemaName } from '../validation/verdict.js';
+import type { paths } from '../generated/schema.js';
 import type { Operation } from './operations.js';
+import type { FetchInit, FetchResponse } from './options.js';
+import { MAX_TIMER_MS, onAbort } from './timers.js';
+import type { WithinSpan } from './tracing/otel.js';
+import type { Output, SchemaName } from './validation/verdict.js';
 
 /**
  * Gives the headers of one attempt (without `authorization`, which the
