@@ -1,37 +1,33 @@
-// One call, top to bottom: check the input → for each attempt (p-retry's):
-// be admitted by the key's quota → send → read status and headers → let the
-// quota observe them → read the body → the answer, or `decide()` on the
-// failure → check the output.
+// One call: check the input → attempts under p-retry (see `attempt`) → check the output.
 import pRetry from 'p-retry';
 import type { CallContext } from './client.js';
 import {
   AnimalStoreError,
   ConnectionError,
-  describeIssues,
   describeThrown,
   errorFromResponse,
   RateLimitError,
-  RequestValidationError,
-  ResponseValidationError,
   TimeoutError,
 } from './errors.js';
 import { type RateLimitInfo, readTiming } from './headers.js';
 import type { RetryInfo, WithResponse } from './observe.js';
-import {
-  checkErrorBody,
-  type Operation,
-  REJECT,
-  validateInput,
-  validateOutput,
-} from './operations.js';
+import { type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
 import type { HoldReason, Observation } from './quota/store.js';
 import { NO_CALL_OPTIONS, readCallOptions } from './settings.js';
 import { onAbort } from './timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
-import { BodyTooLarge, type Exchange, LeaseLapsed, type PrepareHeaders } from './transport.js';
-import type { ErrorBody } from './types.js';
+import {
+  BodyTooLarge,
+  describeFailure,
+  type Exchange,
+  errorBody,
+  LeaseLapsed,
+  type PrepareHeaders,
+  parseBody,
+  tooLarge,
+} from './transport.js';
 import type { Output, SchemaName } from './validation/verdict.js';
 
 const HOLDS: Record<HoldReason, string> = {
@@ -132,32 +128,15 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   }
 }
 
-/**
- * Runs one call of `operation`: checks the input and options, runs attempts
- * until one succeeds or a failure is not retried, and checks the output.
- * `withResponse` also gives the response the data came from.
- */
-export async function runCall<In extends SchemaName, Out extends SchemaName>(
+/** Runs one call of `operation`; `withResponse` also gives the response the data came from. */
+export async function runCall<In extends SchemaName, Out extends SchemaName, R extends boolean>(
   ctx: CallContext,
   operation: Operation<In, Out>,
   raw: unknown,
   options: RequestOptions,
-  withResponse: true,
-): Promise<WithResponse<Output<Out>>>;
-export async function runCall<In extends SchemaName, Out extends SchemaName>(
-  ctx: CallContext,
-  operation: Operation<In, Out>,
-  raw: unknown,
-  options: RequestOptions,
-  withResponse?: false,
-): Promise<Output<Out>>;
-export async function runCall<In extends SchemaName, Out extends SchemaName>(
-  ctx: CallContext,
-  operation: Operation<In, Out>,
-  raw: unknown,
-  options: RequestOptions,
-  withResponse = false,
-): Promise<Output<Out> | WithResponse<Output<Out>>> {
+  withResponse: R,
+): Promise<R extends true ? WithResponse<Output<Out>> : Output<Out>> {
+  type Result = R extends true ? WithResponse<Output<Out>> : Output<Out>;
   let call: Call<In, Out> | undefined;
   try {
     call = await prepare(ctx, operation, raw, options);
@@ -166,29 +145,17 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
     call.signal?.throwIfAborted();
     const answer = await withRetries(ctx, call);
     call.signal?.throwIfAborted();
-    const { status } = answer;
-    const name = operation.name;
-    const data = await validateOutput(
-      operation.checkOutput,
-      operation.output,
-      answer.body,
-      name,
-      status,
-    );
-    const issue = operation.checkAnswer?.(call.input, data);
-    if (issue) {
-      throw new ResponseValidationError(
-        `The service's response to ${name} (HTTP ${status}) contradicts the request: ${describeIssues([issue])}.`,
-        { issues: [issue], status },
-      );
-    }
+    const { status, headers, rateLimit } = answer;
+    const data = await validateOutput(operation, call.input, answer.body, status);
     call.trace?.end();
-    if (!withResponse) return data;
-    const { headers, rateLimit } = answer;
-    return {
-      data,
-      response: { status, headers: ctx.scrubHeaders(headers), rateLimit, attempts: call.attempts },
+    if (!withResponse) return data as Result;
+    const response = {
+      status,
+      headers: ctx.scrubHeaders(headers),
+      rateLimit,
+      attempts: call.attempts,
     };
+    return { data, response } as Result;
   } catch (thrown) {
     const error = settled(ctx, operation.name, call, thrown);
     call?.trace?.end(error);
@@ -201,17 +168,11 @@ export async function runCall<In extends SchemaName, Out extends SchemaName>(
   }
 }
 
-/**
- * What a call rejects with: the caller's abort reason as it is; an error of
- * the SDK's own, without the key; anything else (a caller's fetch, signal or
- * store that broke in an odd way) as an `AnimalStoreError` that says what.
- */
+/** What a call rejects with: the caller's abort reason, or an `AnimalStoreError` without the key. */
 function settled(ctx: CallContext, name: string, call: Call | undefined, thrown: unknown): unknown {
   try {
     if (call?.signal?.aborted && thrown === call.signal.reason) return thrown;
-  } catch {
-    // A signal whose getters throw is no abort of the caller's.
-  }
+  } catch {}
   if (thrown instanceof AnimalStoreError) return ctx.scrubThrown(thrown);
   return new AnimalStoreError(ctx.scrub(`${name} failed: ${describeThrown(thrown)}`), {
     cause: ctx.scrubError(thrown),
@@ -235,68 +196,35 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
   raw: unknown,
   options: RequestOptions,
 ): Promise<Call<In, Out>> {
-  let input: Output<In>;
-  try {
-    input = await validateInput(operation.checkInput, operation.input, raw, operation.inputName);
-  } catch (error) {
-    if (error instanceof AnimalStoreError) throw error;
-    // A getter of the caller's that throws, a Proxy that refuses to be read…
-    const message = ctx.scrub(`reading it threw ${describeThrown(error)}`);
-    throw new RequestValidationError(
-      `Invalid ${operation.inputName}; nothing was sent. ${message}.`,
-      [{ path: [], code: 'unreadable', message }],
-    );
+  const input = await validateInput(operation, raw);
+  if (options === NO_CALL_OPTIONS) {
+    return new Call(ctx, operation, input, ctx.timeoutMs, ctx.maxRetries, undefined, undefined);
   }
   const { name } = operation;
-  try {
-    // A call without options reads none.
-    if (options === NO_CALL_OPTIONS) {
-      return new Call(ctx, operation, input, ctx.timeoutMs, ctx.maxRetries, undefined, undefined);
-    }
-    const { settings, unknown } = readCallOptions(options, name);
-    if (unknown.length > 0) {
-      ctx.warnOnce(`Unknown ${name} options were ignored: ${unknown.join(', ')}.`);
-    }
-    return new Call(
-      ctx,
-      operation,
-      input,
-      settings.timeoutMs ?? ctx.timeoutMs,
-      settings.maxRetries ?? ctx.maxRetries,
-      settings.signal,
-      settings.headers,
-    );
-  } catch (error) {
-    if (error instanceof AnimalStoreError) throw error;
-    throw new AnimalStoreError(
-      ctx.scrub(`Invalid ${name} options: reading them threw ${describeThrown(error)}.`),
-      { cause: ctx.scrubError(error) },
-    );
-  }
+  const { settings, unknown } = readCallOptions(options, name);
+  if (unknown.length > 0)
+    ctx.warnOnce(`Unknown ${name} options were ignored: ${unknown.join(', ')}.`);
+  return new Call(
+    ctx,
+    operation,
+    input,
+    settings.timeoutMs ?? ctx.timeoutMs,
+    settings.maxRetries ?? ctx.maxRetries,
+    settings.signal,
+    settings.headers,
+  );
 }
 
-/**
- * The attempts, run by p-retry with its own count: each failure is decided
- * once, where it is known ({@link attempt}); p-retry asks `shouldRetry`, and
- * the wait decided is taken in `onFailedAttempt`, which p-retry awaits.
- */
+/** The attempts, counted by p-retry; each failure is decided once, in {@link attempt}. */
 async function withRetries(ctx: CallContext, call: Call): Promise<Answer> {
   try {
     return await pRetry((attemptNumber) => attempt(ctx, call, attemptNumber), {
       retries: call.maxRetries,
-      // The waits are the decisions' own (Retry-After, back-off with jitter).
       minTimeout: 0,
       maxTimeout: 0,
       onFailedAttempt: ({ error, retriesLeft }) =>
         retriesLeft > 0 ? backOff(ctx, call, error) : undefined,
       shouldRetry: () => call.decision?.retry !== undefined,
-      // p-retry fills in what it is not given on a copy of these options,
-      // property by property, which costs about 4 µs a call (Node 20): all
-      // given, it costs a quarter of a microsecond.
-      factor: 1,
-      maxRetryTime: Number.POSITIVE_INFINITY,
-      randomize: false,
-      shouldConsumeRetry: consumeRetry,
     });
   } catch (error) {
     if (call.signal?.aborted) throw call.signal.reason;
@@ -304,33 +232,22 @@ async function withRetries(ctx: CallContext, call: Call): Promise<Answer> {
   }
 }
 
-const consumeRetry = () => true;
-
 /** Waits what was decided before the next attempt, telling the logs and `onRetry`. */
 async function backOff(ctx: CallContext, call: Call, error: Error): Promise<void> {
   const retry = call.decision?.retry;
   if (!retry) return;
+  const { delayMs, reason } = retry;
+  const { name } = call.operation;
   const status = 'status' in error ? ` (HTTP ${String(error.status)})` : '';
-  ctx.log.log(
-    'info',
-    `${call.operation.name} attempt ${call.attempts} failed with ${error.name}${status}; retrying in ${retry.delayMs} ms (${retry.reason}).`,
-  );
-  call.notify({
-    operation: call.operation.name,
-    attempt: call.attempts,
-    delayMs: retry.delayMs,
-    reason: retry.reason,
-    error,
-  });
+  const line = `${name} attempt ${call.attempts} failed with ${error.name}${status}; retrying in ${delayMs} ms (${reason}).`;
+  ctx.log.log('info', line);
+  call.notify({ operation: name, attempt: call.attempts, delayMs, reason, error });
   // A 429's wait is the key's cooldown: the quota holds the next attempt for it.
   if (retry.held) call.told = retry.delayMs;
   else await sleep(retry.delayMs, call.signal);
 }
 
-/**
- * The headers of one attempt: the client's, then the call's own, then what
- * `hooks.beforeRequest` makes of them. `authorization` stays the transport's.
- */
+/** The headers of one attempt: the client's, the call's own, then `hooks.beforeRequest`'s (never `authorization`). */
 function attemptHeaders(
   ctx: CallContext,
   call: Call,
@@ -349,21 +266,13 @@ function attemptHeaders(
     url,
     headers,
   });
-  try {
-    if (headers.has('authorization')) {
-      ctx.log.log(
-        'error',
-        'hooks.beforeRequest set Authorization, which is reserved for the key; it was ignored.',
-      );
-    }
-    return Object.fromEntries(headers);
-  } catch (error) {
+  if (headers.has('authorization')) {
     ctx.log.log(
       'error',
-      `hooks.beforeRequest broke the headers it was given (${describeThrown(error)}); the request is sent with the headers it had before.`,
+      'hooks.beforeRequest set Authorization, which is reserved for the key; it was ignored.',
     );
-    return merged;
   }
+  return Object.fromEntries(headers);
 }
 
 /**
@@ -375,8 +284,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   call.decision = undefined;
   const lease = await ctx.quota.admit(call);
   call.told = undefined;
-  // Every way out of the attempt ends the lease; one left open would hold
-  // the key's budget for every client that shares it.
+  // Every way out of the attempt ends the lease: one left open would hold the key's budget.
   let ended = false;
   const observe = (observation: Observation) => {
     ended = true;
@@ -386,7 +294,6 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   try {
     exchange = ctx.transport.open(call.timeoutMs, call.signal);
   } catch (error) {
-    // Nothing was sent (a signal that broke when read): the lease goes back.
     await ctx.quota.release(lease);
     throw error;
   }
@@ -396,8 +303,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   const seen = hooks.afterResponse !== undefined;
   const timed = seen || ctx.log.enabled('debug');
   const started = timed ? performance.now() : 0;
-  // Only a call with headers of its own, a beforeRequest hook or HTTP spans
-  // builds its headers per attempt; the others send the client's as they are.
+  // Only headers of the call's own, a beforeRequest hook or HTTP spans make headers per attempt.
   let span: AttemptTrace | undefined;
   const prepare: PrepareHeaders | undefined =
     call.headers || hooks.beforeRequest || call.trace
@@ -422,8 +328,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         exchange.close();
         return await attempt(ctx, call, attemptNumber);
       }
-      // No response (a timeout, an abort, a connection lost): the request may
-      // still have reached the service and been counted, so it is counted.
+      // No response: the request may still have reached the service, so it is counted.
       await observe({ status: 0 });
       const failure = noResponse(ctx, call, exchange, error);
       span?.end(undefined, failure);
@@ -470,10 +375,10 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       try {
         text = await ctx.transport.read(exchange, response, ctx.maxResponseBytes);
       } catch (error) {
-        if (error instanceof BodyTooLarge) throw tooLarge(call, error, status);
+        if (error instanceof BodyTooLarge) throw tooLarge(call.label, error, status);
         throw noResponse(ctx, call, exchange, error, status);
       }
-      const body = parseBody(call, text, status);
+      const body = parseBody(ctx, call.label, text, status);
       // Parsing counts against the time limit too.
       if (exchange.timedOut) throw noResponse(ctx, call, exchange, undefined, status);
       return { body, status, headers: response.headers, rateLimit: timing.rateLimit };
@@ -504,12 +409,9 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     });
   } finally {
     exchange.close();
-    // Failed before its response was told (a response-like object that broke
-    // on reading): counted, since the request may have reached the service.
+    // Failed before its response was told: counted, since the request may have reached the service.
     if (!ended) void observe({ status: 0 });
-    // The store learns of the response while its body is read, and has
-    // learnt before the call goes on (to a retry, say), unless the caller
-    // aborts meanwhile.
+    // The store learns of the response while its body is read, and before the call goes on.
     await (call.signal ? untilAborted(observed, call.signal) : observed);
   }
 }
@@ -528,10 +430,7 @@ const placeholderHost = (baseUrl: string) => /\.example\.?$/i.test(new URL(baseU
 const PLACEHOLDER_ADVICE =
   'This host is a placeholder: pass baseUrl (or ANIMAL_STORE_BASE_URL) with the address your account was given.';
 
-/**
- * The error for an attempt that got no response, or (`status`) whose body
- * did not arrive; the decision on it is kept on the call.
- */
+/** The error for an attempt without a response, or (`status`) whose body broke off; decided on the call. */
 function noResponse(
   ctx: CallContext,
   call: Call,
@@ -562,76 +461,6 @@ function noResponse(
       ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : 'Check the network and baseUrl.'}`
       : `got HTTP ${status}, but its body broke off: ${why}.${call.operation.resend ? '' : ' The service may have acted on the request: check before sending it again.'}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
-}
-
-/**
- * An error response's body, when it is the spec's `Error` JSON, and its text
- * without the key (JSON re-serialised, so that an escaped key is redacted
- * too) for the message and `rawBody`. JSON nested deeper than anyone's code
- * walks safely (`JSON.stringify` must not overflow the stack) is dropped.
- */
-function errorBody(
-  ctx: CallContext,
-  raw: string | undefined,
-): { body: ErrorBody | undefined; text?: string; rawBody?: string } {
-  if (raw === undefined || raw === '') {
-    return { body: undefined, ...(raw === '' && { text: '', rawBody: '' }) };
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    const clean = ctx.scrub(raw);
-    return { body: undefined, text: clean, rawBody: clean };
-  }
-  if (nestedDeeperThan(parsed, 64))
-    return { body: undefined, text: '(JSON nested too deep to show)' };
-  const clean = ctx.scrubJson(parsed);
-  const text = JSON.stringify(clean);
-  const body = checkErrorBody(clean);
-  return { body: body === REJECT ? undefined : body, text, rawBody: text };
-}
-
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: [unknown, number][] = [[value, 0]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [node, depth] = next;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth >= limit) return true;
-    for (const child of Object.values(node)) pending.push([child, depth + 1]);
-  }
-  return false;
-}
-
-function tooLarge(call: Call, error: BodyTooLarge, status: number): ResponseValidationError {
-  return new ResponseValidationError(
-    `The service's response to ${call.label} (HTTP ${status}): ${error.message}. Raise maxResponseBytes if the service's answers are this large.`,
-    { issues: [{ path: [], code: 'too_big', message: error.message }], status },
-  );
-}
-
-function parseBody(call: Call, text: string, status: number): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (cause) {
-    const excerpt = call.ctx.scrub(text).slice(0, 80);
-    throw new ResponseValidationError(
-      `The service's response to ${call.label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
-      {
-        issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
-        status,
-        // JSON.parse quotes the start of the body in its message.
-        cause: call.ctx.scrubError(cause),
-      },
-    );
-  }
-}
-
-// undici says only "fetch failed" and keeps the reason (ECONNREFUSED…) in `cause`.
-function describeFailure(error: Error): string {
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const detail = cause?.code ?? cause?.message;
-  return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
 }
 
 /** `promise`, settled early (resolved) when `signal` aborts. */

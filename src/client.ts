@@ -3,7 +3,6 @@ import { runCall } from './call.js';
 import {
   AnimalStoreError,
   describeThrown,
-  LevelLogger,
   redact,
   redactError,
   redactHeaders,
@@ -13,7 +12,7 @@ import {
 import type { RateLimitInfo, ResponseTiming } from './headers.js';
 import type { Hooks, RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
-import type { ClientOptions, RequestOptions } from './options.js';
+import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import {
   checkClientOptions,
@@ -55,6 +54,35 @@ export function warnDeprecatedOnce(code: string, message: string): void {
 /** Forgets which warnings were shown (tests only). */
 export function resetDeprecationWarnings(): void {
   warned.clear();
+}
+
+const RANK: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
+
+/** A leveled logger that prefixes its lines and scrubs `secret` from them. */
+export class LevelLogger {
+  readonly #rank: number;
+  readonly #sink: Logger;
+  readonly #secret: string;
+
+  constructor(level: LogLevel, sink: Logger, secret: string) {
+    this.#rank = RANK[level];
+    this.#sink = sink;
+    this.#secret = secret;
+  }
+
+  enabled(level: Exclude<LogLevel, 'off'>): boolean {
+    return this.#rank >= RANK[level];
+  }
+
+  log(level: Exclude<LogLevel, 'off'>, message: string): void {
+    if (!this.enabled(level)) return;
+    const line = `[animal-store] ${message}`;
+    try {
+      this.#sink[level](redact(line, this.#secret));
+    } catch {
+      // A logger that throws must not break a call, nor what the call guarantees.
+    }
+  }
 }
 
 /** The client's settings a call runs with. */
@@ -382,7 +410,7 @@ export class PetsClient {
    * @throws {RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
    */
   listPets(params: ListPetsParams = {}, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet[]> {
-    return runCall(this.#context, OPERATIONS.listPets, params, options);
+    return runCall(this.#context, OPERATIONS.listPets, params, options, false);
   }
 
   /**
@@ -396,7 +424,7 @@ export class PetsClient {
    * @throws {RequestValidationError} when the body is invalid (nothing is sent).
    */
   createPet(pet: NewPet, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet> {
-    return runCall(this.#context, OPERATIONS.createPet, pet, options);
+    return runCall(this.#context, OPERATIONS.createPet, pet, options, false);
   }
 
   /**
@@ -413,7 +441,7 @@ export class PetsClient {
    */
   getPet(petId: number, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet> {
     this.#warnGetPet();
-    return runCall(this.#context, OPERATIONS.getPet, petId, options);
+    return runCall(this.#context, OPERATIONS.getPet, petId, options, false);
   }
 
   #warnGetPet(): void {

@@ -40,11 +40,7 @@ export class AnimalStoreError extends Error {
     Object.defineProperty(this, BRANDS, { value: brandsOf(new.target as ErrorClass) });
   }
 
-  /**
-   * What `JSON.stringify(error)` gives: `name`, `message`, every field of the
-   * error (`headers` as a plain object) and its `cause` as a
-   * string. It never throws.
-   */
+  /** What `JSON.stringify(error)` gives: `name`, `message`, every field (`headers` as an object), `cause` as a string. */
   toJSON(): Record<string, unknown> {
     const json: Record<string, unknown> = { name: this.name, message: this.message };
     for (const [key, value] of Object.entries(this)) {
@@ -52,8 +48,7 @@ export class AnimalStoreError extends Error {
     }
     const { cause } = this;
     if (cause !== undefined) {
-      // An object's own toString could say anything: only an Error's name and
-      // message (checked for the key) or a primitive are shown.
+      // Only an Error's name and message, or a primitive: an object's own toString could say anything.
       try {
         json.cause =
           cause instanceof Error
@@ -68,11 +63,7 @@ export class AnimalStoreError extends Error {
     return json;
   }
 
-  /**
-   * `instanceof` that also knows this class's instances from the other build
-   * (ESM and CommonJS loaded in one process).
-   * @internal
-   */
+  /** `instanceof` that also knows this class's instances from the other build. @internal */
   static override [Symbol.hasInstance](value: unknown): boolean {
     if (Function.prototype[Symbol.hasInstance].call(this, value)) return true;
     const brands = (value as Branded | null)?.[BRANDS];
@@ -102,19 +93,13 @@ export function describeIssues(issues: readonly ValidationIssue[]): string {
     .join('; ');
 }
 
-/** What every {@link ApiError} carries about the response that caused it. */
+/** What every {@link ApiError} carries about the response that caused it: see its fields. */
 export interface ApiErrorDetails {
-  /** HTTP status of the response. */
   status: number;
-  /** Machine-readable code from the body, or `http_<status>` when the body was not the spec's Error. */
   code: string;
-  /** Response headers (the API key is redacted should the server echo it). */
   headers: Headers;
-  /** The `X-RateLimit-*` values of the response, when it carried all three. */
   rateLimit?: RateLimitInfo | undefined;
-  /** The body, when it was the spec's `Error` JSON. */
   body?: ErrorBody | undefined;
-  /** The body as text (JSON re-serialised), when there was one. */
   rawBody?: string | undefined;
   cause?: unknown;
 }
@@ -250,27 +235,24 @@ export interface FailedResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: Headers;
-  /** The body, when it was the spec's `Error` JSON. */
+  /** The body when it was the spec's `Error` JSON; its text for the message and for `rawBody`. */
   readonly body: ErrorBody | undefined;
-  /** The body as text, for the message; `undefined` when it could not be read. */
   readonly text?: string | undefined;
-  /** The body as text for `rawBody`; `undefined` when there was none to give. */
   readonly rawBody?: string | undefined;
-  /** The request's method: a 400 to a GET is about its parameters, to a POST about its body. */
+  /** A 400 to a GET is about its parameters, to a POST about its body. */
   readonly method: 'GET' | 'POST';
-  /** The response's `X-RateLimit-*` values, when it carried them. */
   readonly rateLimit: RateLimitInfo | undefined;
   /** `"GET /pets"`, for the message. */
   readonly request: string;
-  /** For 429: the wait the service asked for, if it said (or the client's back-off, when too long). */
+  /**
+   * For a 429: the wait asked for, if said (or the client's back-off, when too
+   * long); whether nothing was said (`guessed`); whether the wait is longer
+   * than `maxRetryDelayMs`; and the call's `maxRetries`, when they were spent.
+   */
   readonly retryAfterMs?: number | undefined;
-  /** For 429: the service said nothing of when to retry; the wait is the client's back-off. */
   readonly guessed?: boolean;
-  /** For 429: the wait is longer than `maxRetryDelayMs`, so the client does not take it. */
   readonly tooLongToWait?: boolean;
-  /** For 429: the longest wait the client accepts, for the message. */
   readonly maxRetryDelayMs?: number;
-  /** The call's `maxRetries`, when this attempt was its last. */
   readonly retriesSpent?: number | undefined;
 }
 
@@ -348,24 +330,17 @@ export function errorFromResponse(response: FailedResponse): ApiError {
   }
 }
 
-// --- keeping the API key out of everything the SDK says, for any key length
-// and any depth of input; and the logger, whose every line goes through that ---
+// --- keeping the API key out of everything the SDK says, for any key length and depth of input ---
 
-// A short secret counts only between characters that cannot continue a word,
-// a path, a header name or a base64 run (an `=` before it, or a `.` or `,`
-// that ends a sentence after it, do not).
+// A short key counts only between characters that cannot continue a word, a
+// path, a header name or a base64 run (an `=` before or a `.`, `,` after may).
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 
 /** Keys this long are redacted wherever they stand; shorter ones only as whole tokens. */
 export const LONG_SECRET = 12;
 
-/**
- * `text` with `secret` replaced by `[redacted]`. A short secret is replaced
- * only where it stands as a token of its own (not inside a longer word), so
- * that the key `a` cannot turn `application/json` into nonsense.
- */
+/** `text` with `secret` (also as JSON quotes it) replaced by `[redacted]`; a short one only as a token of its own. */
 export function redact(text: string, secret: string): string {
-  // Quoted as JSON (`"` and `\\` escaped), the key must go as well.
   if (/["\\]/.test(secret)) text = redactOne(text, JSON.stringify(secret).slice(1, -1));
   return redactOne(text, secret);
 }
@@ -377,8 +352,6 @@ function redactOne(text: string, secret: string): string {
   let from = 0;
   let at = text.indexOf(secret);
   while (at >= 0) {
-    // `key=abc123` assigns it, and `abc123.` or `abc123,` ends a sentence or an
-    // item: the key still stands alone there.
     const before = text[at - 1];
     const end = at + secret.length;
     const after = /[.,]/.test(text[end] ?? '') ? text[end + 1] : text[end];
@@ -396,11 +369,7 @@ function redactOne(text: string, secret: string): string {
   return out + text.slice(from);
 }
 
-/**
- * A parsed JSON value with `secret` redacted from every string and property
- * name, walked without recursion (a body nested ten thousand deep cannot
- * overflow the stack). Returns `value` itself, changed in place.
- */
+/** A parsed JSON value with `secret` redacted from every string and name, in place, walked without recursion. */
 export function redactJson(value: unknown, secret: string): unknown {
   if (typeof value === 'string') return redact(value, secret);
   const pending: object[] = [];
@@ -519,55 +488,6 @@ function isClean(value: unknown, secret: string): boolean {
     // A getter or a proxy that throws: nothing can be shown of it safely.
   }
   return false;
-}
-
-/** How much the client logs. Each level includes the ones before it. */
-export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
-
-/** Where log lines go; `console` fits. */
-export interface Logger {
-  /** Failures the call survived: a store that could not record, a hook that threw. */
-  error(message: string): void;
-  /** Something to fix: an unknown option, headers that could not be used. */
-  warn(message: string): void;
-  /** One line per retry and per hold. */
-  info(message: string): void;
-  /** One line per request. */
-  debug(message: string): void;
-}
-
-const RANK: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
-
-/** A leveled logger that prefixes its lines and scrubs `secret` from them. */
-export class LevelLogger {
-  readonly #rank: number;
-  readonly #sink: Logger;
-  readonly #secret: string;
-
-  constructor(level: LogLevel, sink: Logger, secret: string) {
-    this.#rank = RANK[level];
-    this.#sink = sink;
-    this.#secret = secret;
-  }
-
-  enabled(level: Exclude<LogLevel, 'off'>): boolean {
-    return this.#rank >= RANK[level];
-  }
-
-  log(level: Exclude<LogLevel, 'off'>, message: string): void {
-    if (!this.enabled(level)) return;
-    const line = `[animal-store] ${message}`;
-    try {
-      this.#sink[level](redact(line, this.#secret));
-    } catch {
-      // A logger that throws must not break a call, nor what the call guarantees.
-    }
-  }
-}
-
-/** Checks a `logLevel` option. */
-export function isLogLevel(value: unknown): value is LogLevel {
-  return typeof value === 'string' && Object.hasOwn(RANK, value);
 }
 
 /** What was thrown, as text for a log line; never throws itself, whatever was thrown. */

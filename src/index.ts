@@ -3,7 +3,6 @@
 
 export { PetsClient } from './client.js';
 export { type Environment, environments } from './environments.js';
-export type { Logger, LogLevel } from './errors.js';
 export {
   AnimalStoreError,
   ApiError,
@@ -38,6 +37,8 @@ export type {
   FetchInit,
   FetchResponse,
   HeadersOption,
+  Logger,
+  LogLevel,
   RequestOptions,
 } from './options.js';
 export { MemoryQuotaStore } from './quota/MemoryQuotaStore.js';

@@ -305,31 +305,41 @@ function validate<N extends SchemaName>(
  * otherwise Zod decides and {@link RequestValidationError} says what to fix.
  * Either way nothing is sent before this settles.
  */
-export function validateInput<N extends SchemaName>(
-  check: Check<Output<N>>,
-  schema: N,
+export function validateInput<In extends SchemaName, Out extends SchemaName>(
+  operation: Operation<In, Out>,
   value: unknown,
-  what: string,
-): Output<N> | Promise<Output<N>> {
-  return validate(check, schema, value, true, (issues) => {
-    const message = `Invalid ${what}; nothing was sent. ${describeIssues(issues)}.`;
+): Output<In> | Promise<Output<In>> {
+  return validate(operation.checkInput, operation.input, value, true, (issues) => {
+    const message = `Invalid ${operation.inputName}; nothing was sent. ${describeIssues(issues)}.`;
     return new RequestValidationError(message, issues);
   });
 }
 
 /**
  * Validates a 2xx body: the value as the schema outputs it (unknown fields
- * dropped), or {@link ResponseValidationError} rather than wrong data.
+ * dropped), and one that keeps to the request; or {@link ResponseValidationError}
+ * rather than wrong data.
  */
-export function validateOutput<N extends SchemaName>(
-  check: Check<Output<N>>,
-  schema: N,
+export async function validateOutput<In extends SchemaName, Out extends SchemaName>(
+  operation: Operation<In, Out>,
+  input: Output<In>,
   body: unknown,
-  what: string,
   status: number,
-): Output<N> | Promise<Output<N>> {
-  return validate(check, schema, body, false, (issues, cause) => {
-    const message = `The service's response to ${what} (HTTP ${status}) does not match the API spec: ${describeIssues(issues)}.`;
-    return new ResponseValidationError(message, { issues, status, cause });
-  });
+): Promise<Output<Out>> {
+  const { name } = operation;
+  const fail = (issues: ValidationIssue[], what: string, cause?: unknown) =>
+    new ResponseValidationError(
+      `The service's response to ${name} (HTTP ${status}) ${what}: ${describeIssues(issues)}.`,
+      { issues, status, cause },
+    );
+  const data = await validate(
+    operation.checkOutput,
+    operation.output,
+    body,
+    false,
+    (issues, cause) => fail(issues, 'does not match the API spec', cause),
+  );
+  const issue = operation.checkAnswer?.(input, data);
+  if (issue) throw fail([issue], 'contradicts the request');
+  return data;
 }

@@ -1,5 +1,4 @@
 import type { Environment } from './environments.js';
-import type { Logger, LogLevel } from './errors.js';
 import type { Hooks, RetryInfo, TracingOptions } from './observe.js';
 import type { QuotaStore } from './quota/store.js';
 
@@ -173,3 +172,18 @@ export interface RequestOptions {
  * `Headers`.
  */
 export type HeadersOption = Record<string, string | undefined> | Headers;
+
+/** How much the client logs. Each level includes the ones before it. */
+export type LogLevel = 'off' | 'error' | 'warn' | 'info' | 'debug';
+
+/** Where log lines go; `console` fits. */
+export interface Logger {
+  /** Failures the call survived: a store that could not record, a hook that threw. */
+  error(message: string): void;
+  /** Something to fix: an unknown option, headers that could not be used. */
+  warn(message: string): void;
+  /** One line per retry and per hold. */
+  info(message: string): void;
+  /** One line per request. */
+  debug(message: string): void;
+}

@@ -4,9 +4,9 @@
 // held against. Messages say what was given and how to fix it.
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
-import { AnimalStoreError, isLogLevel, type Logger, type LogLevel } from './errors.js';
+import { AnimalStoreError } from './errors.js';
 import type { Hooks, TracingOptions } from './observe.js';
-import type { ClientOptions, HeadersOption, RequestOptions } from './options.js';
+import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import type { QuotaStore } from './quota/store.js';
 
 /** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
@@ -59,20 +59,18 @@ const bytes: Rule<number | undefined> = (value, where) => {
 };
 
 const signal: Rule<AbortSignal | undefined> = (value, where) => {
-  if (value === undefined) return undefined;
-  const candidate = value as Partial<AbortSignal> | null;
+  const given = value as Partial<AbortSignal> | null | undefined;
   if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.aborted !== 'boolean' ||
-    typeof candidate.addEventListener !== 'function' ||
-    typeof candidate.throwIfAborted !== 'function'
+    given !== undefined &&
+    (typeof given?.aborted !== 'boolean' ||
+      typeof given.addEventListener !== 'function' ||
+      typeof given.throwIfAborted !== 'function')
   ) {
     fail(
       `Invalid ${where}: expected an AbortSignal (from an AbortController, or AbortSignal.timeout(ms)), got ${describeValue(value)}; nothing was sent.`,
     );
   }
-  return value as AbortSignal;
+  return given as AbortSignal | undefined;
 };
 
 const fn = <F>(value: unknown, where: string): F | undefined => {
@@ -89,58 +87,38 @@ const asGiven =
     value as T | undefined;
 
 // Headers of the connection, which fetch refuses or sets itself.
-const CONNECTION_HEADERS = [
-  'connection',
-  'content-length',
-  'expect',
-  'host',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-];
+const CONNECTION_HEADER =
+  /^(?:connection|content-length|expect|host|keep-alive|proxy-connection|te|trailer|transfer-encoding|upgrade)$/i;
 
 /**
- * Extra headers: an object of names and values (a `Headers` or a list of
- * pairs fits too), valid, and not `Authorization`. A value `undefined` is
- * left out rather than sent as the text "undefined".
+ * Extra headers: an object of names and values, or a `Headers`; valid, and
+ * not `Authorization`. A value `undefined` is left out rather than sent as
+ * the text "undefined".
  */
 const headers: Rule<Headers | undefined> = (value, where) => {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    (Symbol.iterator in value && !(value instanceof Headers))
+  ) {
     fail(
       `Invalid ${where}: expected an object of header names and values, got ${describeValue(value)}.`,
     );
   }
   const checked = new Headers();
-  // A Headers, a list of pairs, a Map or any other iterable of pairs, or a
-  // plain object of names and values.
-  let entries: [string, unknown][] = Object.entries(value as HeadersOption);
-  if (Symbol.iterator in value) {
-    try {
-      entries = [...new Headers(value as HeadersInit)];
-    } catch (cause) {
-      throw new AnimalStoreError(
-        `Invalid ${where}: expected an object of header names and values, or pairs of a name and a value.`,
-        { cause },
-      );
-    }
-  }
+  const entries = value instanceof Headers ? [...value] : Object.entries(value);
   for (const [name, item] of entries) {
     if (item === undefined) continue;
-    const lower = String(name).toLowerCase();
-    if (lower === 'authorization') {
+    if (/^authorization$/i.test(name)) {
       fail(`Invalid ${where}: Authorization is set from apiKey; pass the key as apiKey instead.`);
     }
-    if (CONNECTION_HEADERS.includes(lower)) {
+    if (CONNECTION_HEADER.test(name)) {
       fail(
-        `Invalid ${where}: ${JSON.stringify(lower)} is set by the HTTP client for each connection and cannot be given.`,
+        `Invalid ${where}: ${JSON.stringify(name.toLowerCase())} is set by the HTTP client for each connection and cannot be given.`,
       );
     }
-    const kind = typeof item;
-    if (kind !== 'string' && kind !== 'number' && kind !== 'boolean') {
+    if (!['string', 'number', 'boolean'].includes(typeof item)) {
       fail(
         `Invalid ${where}: the value of ${JSON.stringify(name)} must be a string, got ${describeValue(item)}.`,
       );
@@ -204,12 +182,12 @@ const logger: Rule<Logger> = (value, where) => {
 
 const logLevel: Rule<LogLevel> = (value, where) => {
   if (value === undefined) return 'warn';
-  if (!isLogLevel(value)) {
+  if (!['off', 'error', 'warn', 'info', 'debug'].includes(value as string)) {
     fail(
       `Invalid ${where} ${JSON.stringify(value)}: use 'off', 'error', 'warn', 'info' or 'debug'.`,
     );
   }
-  return value;
+  return value as LogLevel;
 };
 
 const quotaStore: Rule<QuotaStore | undefined> = (value, where) => {

@@ -1,9 +1,13 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
+import type { CallContext } from './client.js';
+import { ResponseValidationError } from './errors.js';
 import type { Operation } from './operations.js';
+import { checkErrorBody, REJECT } from './operations.js';
 import type { FetchInit, FetchResponse } from './options.js';
 import { MAX_TIMER_MS, onAbort } from './timers.js';
 import type { WithinSpan } from './tracing/otel.js';
+import type { ErrorBody } from './types.js';
 import type { Output, SchemaName } from './validation/verdict.js';
 
 /**
@@ -43,9 +47,6 @@ class PlainRequest implements RequestInit {
   }
 }
 
-/** The request's lease lapsed before it left (its process was frozen, say): nothing was sent. */
-export class LeaseLapsed extends Error {}
-
 /** A body longer than the client reads (`maxResponseBytes`). */
 export class BodyTooLarge extends Error {
   constructor(maxBytes: number, why = `it is larger than maxResponseBytes (${maxBytes} bytes)`) {
@@ -58,6 +59,9 @@ export class BodyTooLarge extends Error {
 // headers first, then the body, within the attempt's time limit).
 let standIn: Response | undefined;
 let decoder: TextDecoder | undefined;
+
+/** The request's lease lapsed before it left (its process was frozen, say): nothing was sent. */
+export class LeaseLapsed extends Error {}
 
 /**
  * One attempt's exchange: the timer that bounds it (body included), the
@@ -295,4 +299,81 @@ export class Transport {
     }
     return decoder.decode(whole);
   }
+}
+
+/** What the body's readers take the key out with. */
+type Scrubber = Pick<CallContext, 'scrub' | 'scrubJson' | 'scrubError'>;
+
+/**
+ * An error response's body, when it is the spec's `Error` JSON, and its text
+ * without the key (JSON re-serialised, so that an escaped key is redacted
+ * too) for the message and `rawBody`. JSON nested deeper than anyone's code
+ * walks safely (`JSON.stringify` must not overflow the stack) is dropped.
+ */
+export function errorBody(
+  ctx: Scrubber,
+  raw: string | undefined,
+): { body: ErrorBody | undefined; text?: string; rawBody?: string } {
+  if (raw === undefined || raw === '') {
+    return { body: undefined, ...(raw === '' && { text: '', rawBody: '' }) };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    const clean = ctx.scrub(raw);
+    return { body: undefined, text: clean, rawBody: clean };
+  }
+  if (nestedDeeperThan(parsed, 64))
+    return { body: undefined, text: '(JSON nested too deep to show)' };
+  const clean = ctx.scrubJson(parsed);
+  const text = JSON.stringify(clean);
+  const body = checkErrorBody(clean);
+  return { body: body === REJECT ? undefined : body, text, rawBody: text };
+}
+
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [node, depth] = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Object.values(node)) pending.push([child, depth + 1]);
+  }
+  return false;
+}
+
+export function tooLarge(
+  label: string,
+  error: BodyTooLarge,
+  status: number,
+): ResponseValidationError {
+  return new ResponseValidationError(
+    `The service's response to ${label} (HTTP ${status}): ${error.message}. Raise maxResponseBytes if the service's answers are this large.`,
+    { issues: [{ path: [], code: 'too_big', message: error.message }], status },
+  );
+}
+
+export function parseBody(ctx: Scrubber, label: string, text: string, status: number): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    const excerpt = ctx.scrub(text).slice(0, 80);
+    throw new ResponseValidationError(
+      `The service's response to ${label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
+      {
+        issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
+        status,
+        // JSON.parse quotes the start of the body in its message.
+        cause: ctx.scrubError(cause),
+      },
+    );
+  }
+}
+
+// undici says only "fetch failed" and keeps the reason (ECONNREFUSED…) in `cause`.
+export function describeFailure(error: Error): string {
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = cause?.code ?? cause?.message;
+  return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
 }

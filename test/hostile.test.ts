@@ -432,7 +432,7 @@ describe('smaller ones', () => {
     expect(error).toBeInstanceOf(ConnectionError);
   });
 
-  it('turns a getter of the caller’s that throws into a RequestValidationError, sending nothing', async () => {
+  it('rejects a call whose input has a getter that throws, sending nothing', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
     const params = Object.defineProperty({}, 'limit', {
       enumerable: true,
@@ -442,9 +442,9 @@ describe('smaller ones', () => {
     });
     const error = (await clientWith(stub.fetch)
       .listPets(params)
-      .catch((e: unknown) => e)) as RequestValidationError;
-    expect(error).toBeInstanceOf(RequestValidationError);
-    expect(error.message).toMatch(/nothing was sent. reading it threw Error: boom/);
+      .catch((e: unknown) => e)) as AnimalStoreError;
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect(error.message).toMatch(/listPets failed: Error: boom/);
     expect(stub.received).toHaveLength(0);
   });
 
@@ -828,7 +828,7 @@ describe('custom fetches, hooks, stores and options that misbehave (issue 17 att
     const fromInput = await clientWith(stub.fetch, { apiKey: KEY })
       .createPet(input)
       .catch((e: unknown) => e);
-    expect(fromInput).toBeInstanceOf(RequestValidationError);
+    expect(fromInput).toBeInstanceOf(AnimalStoreError);
     expect(inspect(fromInput, { depth: 10 })).not.toContain(KEY);
     const store = {
       admit: () => {
@@ -863,38 +863,16 @@ describe('custom fetches, hooks, stores and options that misbehave (issue 17 att
     }
   });
 
-  it('sends the headers from before a beforeRequest hook that broke them, and says so', async () => {
+  it('refuses headers as a Map or pairs rather than dropping them in silence', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
-    const client = clientWith(stub.fetch, {
-      headers: { 'x-app': 'shelter' },
-      logger,
-      logLevel: 'error',
-      hooks: {
-        beforeRequest: ({ headers }) => {
-          headers.set('x-hook', '1');
-          Object.defineProperty(headers, 'has', {
-            value: () => {
-              throw new Error('has broken');
-            },
-          });
-        },
-      },
-    });
-    expect(await client.listPets()).toEqual([rex]);
-    expect(stub.received[0]?.request.headers.get('x-app')).toBe('shelter');
-    expect(stub.received[0]?.request.headers.get('x-hook')).toBeNull();
-    expect(lines).toEqual([expect.stringContaining('hooks.beforeRequest broke the headers')]);
-  });
-
-  it('takes headers as a Map or any iterable of pairs, never dropping them in silence', async () => {
-    const stub = scriptedFetch().thenAlways(json([rex]));
-    const client = clientWith(stub.fetch, { headers: new Map([['x-app', 'shelter']]) as never });
-    await client.listPets({}, { headers: new Map([['x-call', '1']]) as never });
-    expect(stub.received[0]?.request.headers.get('x-app')).toBe('shelter');
-    expect(stub.received[0]?.request.headers.get('x-call')).toBe('1');
+    const map = new Map([['x-app', 'shelter']]);
+    expect(() => clientWith(stub.fetch, { headers: map as never })).toThrow(
+      /expected an object of header names and values, got a value of type object/,
+    );
     await expect(
-      client.listPets({}, { headers: new Map([['authorization', 'Bearer x']]) as never }),
-    ).rejects.toThrow(/Authorization is set from apiKey/);
+      clientWith(stub.fetch).listPets({}, { headers: [['x-call', '1']] as never }),
+    ).rejects.toThrow(/expected an object of header names and values, got a value of type object/);
+    expect(stub.received).toHaveLength(0);
   });
 
   it('refuses a header value that is no string, and headers of the connection, before sending', async () => {

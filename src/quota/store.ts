@@ -115,10 +115,10 @@ export interface QuotaStore {
   release(bucket: string, lease: string): Promise<void>;
   /**
    * Whether a lease still holds, asked just before its request is sent.
-   * Optional: a store whose leases lapse (one shared by processes, whose
-   * leases outlive a dead process only briefly) answers `false` once the
-   * lease may have lapsed (the process was frozen, say), and the client asks
-   * for admission again instead of sending.
+   * Optional: a store whose leases lapse (one shared by processes,
+   * whose leases outlive a dead process only briefly) answers `false` once
+   * the lease may have lapsed (the process was frozen, say), and the client
+   * asks for admission again instead of sending.
    */
   holds?(bucket: string, lease: string): boolean;
   /**

@@ -1,6 +1,6 @@
-import type { Logger } from '../errors.js';
 import { AnimalStoreError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
+import type { Logger } from '../options.js';
 import type {
   Admission,
   AdmitRequest,
