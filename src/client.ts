@@ -15,6 +15,7 @@ import { OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import {
+  type ClientSettings,
   checkClientOptions,
   NO_CALL_OPTIONS,
   readClientOptions,
@@ -85,66 +86,51 @@ export class LevelLogger {
   }
 }
 
-/** The client's settings a call runs with. */
-export interface ContextSettings {
-  readonly baseUrl: string;
-  readonly apiKey: string;
-  readonly transport: Transport;
-  readonly quota: Quota;
-  readonly maxRetries: number;
-  readonly maxRetryDelayMs: number;
-  readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
-  readonly log: LevelLogger;
-  readonly onRetry: ((info: RetryInfo) => void) | undefined;
-  readonly hooks?: Hooks | undefined;
-  /** `false`: no tracing; else a provider to trace with, or the global one when registered. */
-  readonly tracing?:
-    | { tracerProvider?: TracerProviderLike | undefined; httpSpans?: boolean | undefined }
-    | false
-    | undefined;
-  readonly random?: (() => number) | undefined;
-}
-
 // Fixed by @opentelemetry/api 1.x: where it registers its global tracer provider.
 const OTEL = Symbol.for('opentelemetry.js.api.1');
 /** The package's version, which tracers are told (a test holds it to package.json). */
 export const VERSION = '0.2.0';
 
-/** What a client gives every call it runs. */
+/** What a client gives every call it runs: its settings, transport, quota and logger. */
 export class CallContext {
-  readonly baseUrl: string;
   readonly transport: Transport;
   readonly quota: Quota;
   readonly maxRetries: number;
   readonly maxRetryDelayMs: number;
   readonly timeoutMs: number;
   readonly maxResponseBytes: number;
-  readonly log: LevelLogger;
-  readonly random: () => number;
-  readonly #apiKey: string;
-  readonly #onRetry: ((info: RetryInfo) => void) | undefined;
   readonly hooks: Hooks;
-  readonly #tracing: ContextSettings['tracing'];
+  readonly #settings: ClientSettings;
+  readonly #apiKey: string;
   #tracer: Promise<Tracing> | undefined;
   #tracerFor: TracerProviderLike | undefined;
   /** The last `X-RateLimit-*` values this client saw. */
   rateLimit: RateLimitInfo | undefined;
 
-  constructor(settings: ContextSettings) {
-    this.baseUrl = settings.baseUrl;
-    this.transport = settings.transport;
-    this.quota = settings.quota;
-    this.maxRetries = settings.maxRetries;
-    this.maxRetryDelayMs = settings.maxRetryDelayMs;
-    this.timeoutMs = settings.timeoutMs;
-    this.maxResponseBytes = settings.maxResponseBytes;
-    this.log = settings.log;
-    this.random = settings.random ?? Math.random;
-    this.#apiKey = settings.apiKey;
-    this.#onRetry = settings.onRetry;
-    this.hooks = settings.hooks ?? {};
-    this.#tracing = settings.tracing;
+  constructor(
+    settings: ClientSettings,
+    readonly baseUrl: string,
+    apiKey: string,
+    readonly log: LevelLogger,
+  ) {
+    ({
+      maxRetries: this.maxRetries,
+      maxRetryDelayMs: this.maxRetryDelayMs,
+      timeoutMs: this.timeoutMs,
+      maxResponseBytes: this.maxResponseBytes,
+      hooks: this.hooks,
+    } = settings);
+    this.#settings = settings;
+    this.#apiKey = apiKey;
+    const { fetch, headers } = settings;
+    this.transport = new Transport({ baseUrl, apiKey, fetch, headers });
+    this.quota = new Quota(
+      settings.quotaStore ?? defaultQuotaStore(),
+      bucketName(apiKey, baseUrl),
+      (error) =>
+        log.log('error', `The quota store failed to record a response: ${describeThrown(error)}`),
+      { text: (text) => this.scrub(text), error: (error) => this.scrubError(error) },
+    );
   }
 
   /**
@@ -154,7 +140,7 @@ export class CallContext {
    * tracing code loads on first use only.
    */
   tracing(): Promise<Tracing> | undefined {
-    const options = this.#tracing;
+    const options = this.#settings.tracing;
     if (options === false) return undefined;
     let provider: TracerProviderLike | undefined;
     try {
@@ -248,7 +234,7 @@ export class CallContext {
 
   /** Tells `onRetry` and `hooks.beforeRetry` of a wait, never letting them break the call. */
   notify(info: RetryInfo): void {
-    this.run('onRetry', this.#onRetry, info);
+    this.run('onRetry', this.#settings.onRetry, info);
     this.run('hooks.beforeRetry', this.hooks.beforeRetry, info);
   }
 }
@@ -324,28 +310,7 @@ export class PetsClient {
           'No fetch available: pass a fetch implementation as the fetch option.',
         );
       }
-      this.#context = new CallContext({
-        ...settings,
-        baseUrl: this.baseUrl,
-        apiKey,
-        transport: new Transport({
-          baseUrl: this.baseUrl,
-          apiKey,
-          fetch: settings.fetch,
-          headers: settings.headers,
-        }),
-        quota: new Quota(
-          settings.quotaStore ?? defaultQuotaStore(),
-          bucketName(apiKey, this.baseUrl),
-          (error) =>
-            log.log(
-              'error',
-              `The quota store failed to record a response: ${describeThrown(error)}`,
-            ),
-          { text: (text) => redact(text, apiKey), error: (error) => redactError(error, apiKey) },
-        ),
-        log,
-      });
+      this.#context = new CallContext(settings, this.baseUrl, apiKey, log);
     } catch (error) {
       if (error instanceof AnimalStoreError) throw scrubThrown(error, apiKey);
       // A getter or a proxy of the caller's that throws, deep in the options.

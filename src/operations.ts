@@ -1,7 +1,5 @@
-// The three operations of the service: the interface's rules for the values
-// they exchange (written once: the Zod schemas, the fast checks and the mock
-// take them from here), the checks of what goes in and comes out, and the
-// table the client runs them from.
+// The three operations of the service: the checks of what goes in and comes
+// out (by hand, and by Zod where those decline), and the table the client runs them from.
 import type { Client, Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from '../generated/schema.js';
 import {
@@ -11,41 +9,12 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import type { OperationName } from './observe.js';
-import type { ErrorBody, Pet, PetStatus, NewPet as PublicNewPet } from './types.js';
+import { LIMIT, NEW_PET_FIELDS, PET_STATUSES } from './rules.js';
+import type { ErrorBody, Pet, PetStatus } from './types.js';
 import type { Output, SchemaName, Verdict } from './validation/verdict.js';
 
-/** Every `PetStatus`, in the spec's order. */
-export const PET_STATUSES = [
-  'available',
-  'pending',
-  'sold',
-] as const satisfies readonly PetStatus[];
-
-// Fails to compile when the spec gains a status this list lacks.
-const covered: Exclude<PetStatus, (typeof PET_STATUSES)[number]> extends never ? true : never =
-  true;
-void covered;
-
 const STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
-
-/** Whether `value` is one of {@link PET_STATUSES}. */
-export const isPetStatus = (value: unknown): value is PetStatus => STATUS_SET.has(value);
-
-/** What the interface says of a status that is none of them. */
-export const STATUS_MESSAGE = `status must be one of ${PET_STATUSES.map((s) => `'${s}'`).join(', ')}`;
-
-/** `limit` of `listPets`: from `min` to `max`, `default` when left out. */
-export const LIMIT = { min: 1, max: 100, default: 20 } as const;
-
-/** What the interface says of a `limit` out of range. */
-export const LIMIT_MESSAGE = `limit must be an integer from ${LIMIT.min} to ${LIMIT.max}`;
-
-/** The fields of a `NewPet`; the service assigns `id`. */
-export const NEW_PET_FIELDS = [
-  'name',
-  'categoryId',
-  'status',
-] as const satisfies readonly (keyof PublicNewPet)[];
+const isPetStatus = (value: unknown): value is PetStatus => STATUS_SET.has(value);
 
 // --- the fast checks ---
 

@@ -1,4 +1,4 @@
-import { isPetStatus, STATUS_MESSAGE } from '../operations.js';
+import { isPetStatus, STATUS_MESSAGE } from '../rules.js';
 import type { NewPet } from '../types.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
 import { PLAN_LIMITS, type Plan, type RateLimits } from './plans.js';

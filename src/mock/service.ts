@@ -1,4 +1,4 @@
-import { isPetStatus, LIMIT, STATUS_MESSAGE } from '../operations.js';
+import { isPetStatus, LIMIT, STATUS_MESSAGE } from '../rules.js';
 import type { NewPet, Pet } from '../types.js';
 import { checkSeed, checkServiceOptions, type MockServiceOptions } from './check-options.js';
 import { MockServerOptionError } from './MockServerOptionError.js';

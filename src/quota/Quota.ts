@@ -170,15 +170,16 @@ function global<T>(name: string, make: () => T): T {
 export const defaultQuotaStore = (): QuotaStore =>
   global('quota-store', () => new MemoryQuotaStore());
 
+const byStore = global('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
+
 function linesOf(store: QuotaStore): Map<string, Line> {
-  const byStore = global('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
   const lines = byStore.get(store) ?? new Map<string, Line>();
   byStore.set(store, lines);
   return lines;
 }
 
 /** Each bucket's cooldown in this process, for stores that may be slow or fail to record a 429. */
-const cooldowns = () => global('quota-cooldowns', () => new Map<string, number>());
+const cooldowns = global('quota-cooldowns', () => new Map<string, number>());
 
 /** What a store's method returns, or throws even synchronously, as a promise. */
 function settle<T>(call: () => Promise<T> | T): Promise<T> {
@@ -314,7 +315,7 @@ export class Quota {
    * later goes back).
    */
   #ask(bucket: string, { timeoutMs }: HoldRequest): Promise<Admission> {
-    const until = (this.#remote && cooldowns().get(bucket)) || 0;
+    const until = (this.#remote && cooldowns.get(bucket)) || 0;
     if (until > Date.now())
       return Promise.resolve({ reason: 'cooldown', waitMs: until - Date.now() });
     const answer = settle(() => this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }))
@@ -362,7 +363,7 @@ export class Quota {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       const { cooldownMs = 0 } = observation;
       if (this.#remote && status === 429 && cooldownMs > 0) {
-        const all = cooldowns();
+        const all = cooldowns;
         const now = Date.now();
         for (const [name, until] of all) if (until <= now) all.delete(name);
         all.set(bucket, Math.max(now + Math.min(cooldownMs, HORIZON_MS), all.get(bucket) ?? 0));

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { LIMIT, LIMIT_MESSAGE, PET_STATUSES, STATUS_MESSAGE } from '../operations.js';
+import { LIMIT, LIMIT_MESSAGE, PET_STATUSES, STATUS_MESSAGE } from '../rules.js';
 
 // Hand-written from spec/openapi.yaml; test/types.test-d.ts proves each
 // inferred type equals the generated one, so drift is a compile error.
