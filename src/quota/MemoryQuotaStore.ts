@@ -179,8 +179,11 @@ export class MemoryQuotaStore implements QuotaStore {
     this.#now = options.now ?? (() => Date.now());
   }
 
-  #bucket(name: string): Bucket {
-    const bucket = this.#buckets.get(name) ?? {
+  /** The bucket; with `touch`, moved last (the least recently used go first). */
+  #bucket(name: string, touch = false): Bucket {
+    const found = this.#buckets.get(name);
+    if (found && !touch) return found;
+    const bucket = found ?? {
       windows: new Map(),
       inFlight: new Set(),
       probe: undefined,
@@ -192,7 +195,6 @@ export class MemoryQuotaStore implements QuotaStore {
       strict: false,
       listeners: new Set(),
     };
-    // The buckets used last come last, so that the least recently used go first.
     this.#buckets.delete(name);
     this.#buckets.set(name, bucket);
     return bucket;
@@ -200,7 +202,7 @@ export class MemoryQuotaStore implements QuotaStore {
 
   /** Leases here end only by `observe` or `release`: one process cannot die mid-request without them. */
   async admit(name: string, _request?: AdmitRequest): Promise<Admission> {
-    const bucket = this.#bucket(name);
+    const bucket = this.#bucket(name, true);
     const now = this.#now();
     if (bucket.cooldownUntil > now) {
       return { reason: 'cooldown', waitMs: bucket.cooldownUntil - now };

@@ -318,11 +318,7 @@ export class Quota {
     const until = (this.#remote && cooldowns.get(bucket)) || 0;
     if (until > Date.now())
       return Promise.resolve({ reason: 'cooldown', waitMs: until - Date.now() });
-    const answer = settle(() => this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }))
-      .then(checked)
-      .catch((cause: unknown) => {
-        throw this.#failed(cause);
-      });
+    const answer = this.#admit(bucket, timeoutMs);
     if (!this.#remote) return answer;
     const why = `The quota store did not admit the request within timeoutMs (${timeoutMs} ms); nothing was sent.`;
     return within(
@@ -333,6 +329,14 @@ export class Quota {
         if ('lease' in late) void this.release(late.lease);
       },
     );
+  }
+
+  async #admit(bucket: string, timeoutMs: number): Promise<Admission> {
+    try {
+      return checked(await this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }));
+    } catch (cause) {
+      throw this.#failed(cause);
+    }
   }
 
   #failed(cause: unknown): AnimalStoreError {
