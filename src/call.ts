@@ -96,13 +96,17 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     this.trace?.wait(info);
   }
 
-  onHold(reason: HoldReason, delayMs: number, untimed: boolean): void {
+  onHold(reason: HoldReason, delayMs: number, untimed: boolean, held: number): void {
     const name = this.operation.name;
     const told = this.told;
     this.told = undefined;
     if (reason === 'cooldown' && told !== undefined && delayMs <= told) return;
-    const how = untimed ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
-    this.ctx.log.log('info', `${name} is held ${how} before sending: ${HOLDS[reason]}.`);
+    if (held > 0) {
+      const how = untimed ? `(at most ${delayMs} ms)` : `for ${delayMs} ms`;
+      const who =
+        held > 1 ? `${name} and ${held - 1} more call${held > 2 ? 's' : ''} are` : `${name} is`;
+      this.ctx.log.log('info', `${who} held ${how} before sending: ${HOLDS[reason]}.`);
+    }
     this.notify({ operation: name, attempt: this.attempts, delayMs, reason });
   }
 

@@ -18,6 +18,7 @@ import {
   type ClientSettings,
   checkClientOptions,
   NO_CALL_OPTIONS,
+  nearMiss,
   readClientOptions,
   resolveBaseUrl,
 } from './settings.js';
@@ -291,7 +292,7 @@ export class PetsClient {
     let apiKey = '';
     try {
       checkClientOptions(options);
-      apiKey = resolveApiKey(options.apiKey);
+      apiKey = resolveApiKey(options.apiKey, nearMiss(options, 'apiKey'));
       const { settings, unknown } = readClientOptions(options);
       this.baseUrl = resolveBaseUrl(settings);
       if (holdsKey(this.baseUrl, apiKey)) {

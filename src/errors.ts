@@ -108,7 +108,8 @@ export interface ApiErrorDetails {
  * The service answered with a non-2xx status. Subclasses name the status:
  * {@link BadRequestError} (400), {@link AuthenticationError} (401),
  * {@link NotFoundError} (404), {@link RateLimitError} (429) and
- * {@link ServerError} (5xx and any other unexpected status).
+ * {@link ServerError} (5xx); a status the interface does not list (a 3xx,
+ * 403, 409, 422…) is an `ApiError` itself, with that `status`.
  */
 export class ApiError extends AnimalStoreError {
   static override readonly brand: string = 'ApiError';
@@ -180,7 +181,7 @@ export class RateLimitError extends ApiError {
   }
 }
 
-/** The service answered 5xx, or any other status the interface does not declare. */
+/** The service (or a proxy on the way) answered 5xx. */
 export class ServerError extends ApiError {
   static override readonly brand: string = 'ServerError';
   override readonly name: string = 'ServerError';
@@ -319,14 +320,20 @@ export function errorFromResponse(response: FailedResponse): ApiError {
         details,
       );
     case 404:
-      return new NotFoundError(head, details);
+      // Not the service's Error body: likely something else answered (a wrong baseUrl).
+      return new NotFoundError(
+        parsed
+          ? head
+          : `${head} This is not the service's answer: check baseUrl (it must end in the API's version, such as /v1).`,
+        details,
+      );
     case 429:
       return new RateLimitError(`${head}${rateLimitAdvice(response)}`, {
         ...details,
         retryAfterMs: response.retryAfterMs,
       });
     default:
-      return new ServerError(head, details);
+      return status >= 500 ? new ServerError(head, details) : new ApiError(head, details);
   }
 }
 

@@ -20,11 +20,11 @@ export type RetryReason =
   | 'timeout'
   | HoldReason;
 
-/** What `onRetry` is told before every wait: between attempts, and before a held request is sent. */
+/** What `onRetry` and `hooks.beforeRetry` are told before every wait: between attempts, and before a held request is sent. */
 export interface RetryInfo {
   /** The method that waits. */
   readonly operation: OperationName;
-  /** Attempts sent so far: the one that just failed (1-based), or, for a hold, those before it (0 before the first). */
+  /** The number of the call's latest attempt: 1 for its first request, 2 for its first retry…; 0 before any was sent. */
   readonly attempt: number;
   /**
    * How long the client waits. For a hold until a response in flight arrives
@@ -40,7 +40,7 @@ export interface RetryInfo {
 /** What `hooks.beforeRequest` is given: the request about to leave, whose headers it may change. */
 export interface BeforeRequestContext {
   readonly operation: OperationName;
-  /** This attempt, from 1. */
+  /** The number of the call's latest attempt (this one, about to be sent): 1 for its first request, 2 for its first retry…; 0 before any was sent. */
   readonly attempt: number;
   readonly method: 'GET' | 'POST';
   /** The full URL, query included. */
@@ -52,6 +52,7 @@ export interface BeforeRequestContext {
 /** What `hooks.afterResponse` is given, once a response's status and headers arrived (before its body is read). */
 export interface AfterResponseContext {
   readonly operation: OperationName;
+  /** The number of the call's latest attempt (the one this response answers): 1 for its first request, 2 for its first retry…; 0 before any was sent. */
   readonly attempt: number;
   readonly status: number;
   /** The response's headers (the key redacted, should the server echo it). */
@@ -63,7 +64,7 @@ export interface AfterResponseContext {
 /** What `hooks.onError` is given when a call fails for good. */
 export interface ErrorContext {
   readonly operation: OperationName;
-  /** Attempts sent (0 when nothing was sent). */
+  /** The number of the call's latest attempt: 1 for its first request, 2 for its first retry…; 0 before any was sent. */
   readonly attempt: number;
   /** What the call rejects with. */
   readonly error: unknown;
@@ -80,7 +81,11 @@ export interface Hooks {
   beforeRequest?: ((context: BeforeRequestContext) => void) | undefined;
   /** When a response's status and headers arrived, retried or not. */
   afterResponse?: ((context: AfterResponseContext) => void) | undefined;
-  /** Before every wait: a retry, or a hold before sending (as `onRetry`, which stays). */
+  /**
+   * Before every wait: a retry, or a hold before sending. The client option
+   * `onRetry` is the same callback under its older name; given both, both are
+   * called, `onRetry` first.
+   */
   beforeRetry?: ((info: RetryInfo) => void) | undefined;
   /** When a call fails, after its last attempt. */
   onError?: ((context: ErrorContext) => void) | undefined;

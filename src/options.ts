@@ -104,7 +104,10 @@ export interface ClientOptions {
    * the key; a value `undefined` is left out.
    */
   headers?: HeadersOption | undefined;
-  /** Called before every wait (between attempts, and before a held request is sent), to see and log each decision. */
+  /**
+   * Called before every wait (between attempts, and before a held request is
+   * sent): the same callback as `hooks.beforeRetry`, under its older name.
+   */
   onRetry?: ((info: RetryInfo) => void) | undefined;
   /** Functions called before each request, after each response, before each wait and when a call fails. */
   hooks?: Hooks | undefined;

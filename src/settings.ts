@@ -332,6 +332,17 @@ function read<T extends Record<string, Rule<unknown>>>(
   };
 }
 
+/** The unknown client option likely meant for `name` (`apikey` for `apiKey`, say), quoted only when it looks like a name. */
+export function nearMiss(options: object, name: keyof typeof CLIENT_OPTIONS): string | undefined {
+  const names = Object.keys(CLIENT_OPTIONS);
+  return Object.keys(options).find(
+    (given) =>
+      !Object.hasOwn(CLIENT_OPTIONS, given) &&
+      /^[A-Za-z_$][\w$]{0,39}$/.test(given) &&
+      nearest(given, names) === name,
+  );
+}
+
 /** Checks that the client's options are an object, before anything is read from them. */
 export function checkClientOptions(options: unknown): asserts options is ClientOptions {
   if (typeof options !== 'object' || options === null) {

@@ -38,8 +38,10 @@ describe('errors', () => {
     [429, RateLimitError, 'list'],
     [500, ServerError, 'list'],
     [503, ServerError, 'create'],
-    [403, ServerError, 'list'],
-    [418, ServerError, 'get'],
+    [403, ApiError, 'list'],
+    [409, ApiError, 'create'],
+    [422, ApiError, 'create'],
+    [418, ApiError, 'get'],
   ] as const)(
     'maps HTTP %i to %o with status, code, message and headers',
     async (status, Class, call) => {
@@ -53,6 +55,8 @@ describe('errors', () => {
       expect(error.message).toContain(`message ${status}`);
       expect(error.headers.get('x-request-id')).toBe('r-1');
       expect(error.name).toBe(Class.name);
+      // "Server error" says the fault is the service's: only a 5xx is one.
+      expect(error instanceof ServerError).toBe(status >= 500);
     },
   );
 

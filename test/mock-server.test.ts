@@ -180,7 +180,11 @@ describe('animal-store-mock on the command line', () => {
       [['--plan', 'gold'], 'unknown plan "gold"'],
       [['--colour'], "Unknown option '--colour'"],
     ] as const) {
-      const result = await runCli([...args]);
+      // On port 0 wherever the port is not what is tested: a busy 4010 must not matter.
+      const given: readonly string[] = args;
+      const result = await runCli(
+        given.includes('--port') ? [...given] : ['--port', '0', ...given],
+      );
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain(message);
       expect(result.stderr).toContain('Usage: animal-store-mock');

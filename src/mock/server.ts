@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { checkServiceOptions } from './check-options.js';
 import { MockServerOptionError } from './MockServerOptionError.js';
 import { createMockService, type MockService, type MockServiceOptions } from './service.js';
 
@@ -126,6 +127,9 @@ export async function send(response: Response, outgoing: ServerResponse): Promis
 export async function startMockServer(options: MockServerOptions = {}): Promise<MockServer> {
   const host = checkHost(options.host ?? '127.0.0.1');
   const port = checkPort(options.port ?? 0);
+  // Every option is checked before the port is taken: a busy port never hides a wrong option.
+  const { host: _host, port: _port, ...serviceOptions } = options;
+  checkServiceOptions(serviceOptions);
   const { createServer } = await import('node:http');
   // A request still arriving after 10 s (a body sent a byte at a time) is cut off.
   const server = createServer({ requestTimeout: 10_000, connectionsCheckingInterval: 1_000 });

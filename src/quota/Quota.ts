@@ -130,8 +130,8 @@ export interface HoldRequest {
   readonly signal: AbortSignal | undefined;
   readonly timeoutMs: number;
   readonly maxRetryDelayMs: number;
-  /** Told when the request is held, once per reason, with the wait ahead. */
-  readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean) => void;
+  /** Told when the request is held, once per reason, with the wait ahead; `held`: the calls the hold's log line counts (0: none). */
+  readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
 }
@@ -470,6 +470,7 @@ export class Quota {
   #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
     const now = Date.now();
     let pause = waitMs;
+    const told: [Waiter, number][] = [];
     for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
       waiter.untimedSince = waitMs === undefined ? (waiter.untimedSince ?? now) : undefined;
@@ -482,11 +483,13 @@ export class Quota {
         continue;
       }
       if (waitMs === undefined) pause = Math.min(pause ?? take, take);
-      if (waiter.reason !== reason) {
-        waiter.reason = reason;
-        waiter.request.onHold(reason, take, waitMs === undefined);
-      }
+      if (waiter.reason !== reason) told.push([waiter, take]);
     }
+    // Every waiter newly held is told; the first also logs the hold for all of them.
+    told.forEach(([waiter, take], i) => {
+      waiter.reason = reason;
+      waiter.request.onHold(reason, take, waitMs === undefined, i === 0 ? told.length : 0);
+    });
     return line.waiters.length > 0 ? pause : undefined;
   }
 
