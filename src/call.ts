@@ -16,7 +16,7 @@ import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
 import type { HoldReason, Observation } from './quota/store.js';
 import { NO_CALL_OPTIONS, readCallOptions } from './settings.js';
-import { onAbort } from './timers.js';
+import { onAbort, untilAborted } from './timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
 import {
   BodyTooLarge,
@@ -472,16 +472,6 @@ function noResponse(
       ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : 'Check the network and baseUrl.'}`
       : `got HTTP ${status}, but its body broke off: ${why}.${call.operation.resend ? '' : ' The service may have acted on the request: check before sending it again.'}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
-}
-
-/** `promise`, settled early (resolved) when `signal` aborts. */
-function untilAborted(promise: Promise<void> | undefined, signal: AbortSignal): Promise<void> {
-  if (!promise || signal.aborted) return Promise.resolve();
-  let stop: (() => void) | undefined;
-  const aborted = new Promise<void>((resolve) => {
-    stop = onAbort(signal, resolve);
-  });
-  return Promise.race([promise, aborted]).finally(() => stop?.());
 }
 
 /** Resolves after `ms` (a back-off: at most 8 s); rejects with the signal's reason as soon as `signal` aborts. */

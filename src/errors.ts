@@ -395,11 +395,7 @@ export function redactJson(value: unknown, secret: string): unknown {
   return value;
 }
 
-/**
- * `headers`, or (when it holds the key, or `copy` asks) a copy without the
- * key in any value, and without any header whose name holds it (a name can
- * hold a token only as a long key).
- */
+/** `headers`, or (when one holds the key, or `copy` asks) a copy without the key in any value or name. */
 export function redactHeaders(headers: Headers, secret: string, copy = false): Headers {
   // Header names arrive lowercased.
   const named = (name: string) =>
@@ -416,11 +412,7 @@ export function redactHeaders(headers: Headers, secret: string, copy = false): H
   return clean;
 }
 
-/**
- * An error of the SDK's own, with the key taken out of its message, stack and
- * cause wherever a message quoted a value that held it (an option given the
- * key by mistake, say).
- */
+/** An error of the SDK's own, the key taken out of its message, stack and cause (an option given the key, say). */
 export function scrubThrown<E>(error: E, secret: string): E {
   if (!secret || typeof error !== 'object' || error === null || isClean(error, secret)) {
     return error;
@@ -447,10 +439,9 @@ export function scrubThrown<E>(error: E, secret: string): E {
 }
 
 /**
- * `error`, or, when it cannot be shown free of the key (the key in any string
- * reachable from it, a property name, a function's name, a getter that
- * throws, a custom inspection, or more than can be walked), a plain `Error`
- * with the redacted message, name and code in its place.
+ * `error`, or, when it cannot be shown free of the key (the key anywhere in
+ * it, a getter that throws, a custom inspection, too much to walk), a plain
+ * `Error` with the redacted message, name and code.
  */
 export function redactError(error: unknown, secret: string): unknown {
   if (isClean(error, secret)) return error;

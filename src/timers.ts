@@ -28,3 +28,16 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
 
 /** Longest delay setTimeout honours; above it, it fires at once. Long waits are chained. */
 export const MAX_TIMER_MS = 2_147_483_647;
+
+/** `promise`, settled early (resolved) when `signal` aborts. */
+export function untilAborted(
+  promise: Promise<void> | undefined,
+  signal: AbortSignal,
+): Promise<void> {
+  if (!promise || signal.aborted) return Promise.resolve();
+  let stop: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    stop = onAbort(signal, resolve);
+  });
+  return Promise.race([promise, aborted]).finally(() => stop?.());
+}

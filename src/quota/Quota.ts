@@ -130,7 +130,7 @@ export interface HoldRequest {
   readonly signal: AbortSignal | undefined;
   readonly timeoutMs: number;
   readonly maxRetryDelayMs: number;
-  /** Told when the request is held, once per reason, with the wait ahead; `held`: the calls the hold's log line counts (0: none). */
+  /** Told when held, once per reason, with the wait ahead; `held`: the calls its log line counts (0: no line). */
   readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
@@ -157,8 +157,7 @@ interface Line {
   changes: number;
 }
 
-// Shared through globalThis, so that the ESM and CommonJS builds loaded in one
-// process share one budget per key.
+// Shared through globalThis: the ESM and CommonJS builds in one process share one budget per key.
 function global<T>(name: string, make: () => T): T {
   const shared = globalThis as { [key: symbol]: unknown };
   const key = Symbol.for(`@animal-store/sdk/${name}@1`);
@@ -182,13 +181,7 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 const cooldowns = global('quota-cooldowns', () => new Map<string, number>());
 
 /** What a store's method returns, or throws even synchronously, as a promise. */
-function settle<T>(call: () => Promise<T> | T): Promise<T> {
-  try {
-    return Promise.resolve(call());
-  } catch (error) {
-    return Promise.reject(error);
-  }
-}
+const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 
 /** `promise`, or a rejection with `error()` after `ms`; what it settles to later goes to `late`. */
 function within<T>(promise: Promise<T>, ms: number, error: () => Error, late?: (value: T) => void) {
@@ -391,8 +384,7 @@ export class Quota {
     this.#granted.delete(lease);
     this.#seen.delete(lease);
     try {
-      const bucket = await this.#bucket;
-      await settle(() => this.#store.release(bucket, lease));
+      await this.#store.release(await this.#bucket, lease);
     } catch (error) {
       this.#onError(error);
     }
