@@ -15,7 +15,7 @@ import { type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
 import type { HoldReason, Observation } from './quota/store.js';
-import { NO_CALL_OPTIONS, readCallOptions } from './settings.js';
+import { readCallOptions } from './settings.js';
 import { onAbort, untilAborted } from './timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
 import {
@@ -137,7 +137,7 @@ export async function runCall<In extends SchemaName, Out extends SchemaName, R e
   ctx: CallContext,
   operation: Operation<In, Out>,
   raw: unknown,
-  options: RequestOptions,
+  options: RequestOptions | undefined,
   withResponse: R,
 ): Promise<R extends true ? WithResponse<Output<Out>> : Output<Out>> {
   type Result = R extends true ? WithResponse<Output<Out>> : Output<Out>;
@@ -198,10 +198,10 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
   ctx: CallContext,
   operation: Operation<In, Out>,
   raw: unknown,
-  options: RequestOptions,
+  options: RequestOptions | undefined,
 ): Promise<Call<In, Out>> {
   const input = await validateInput(operation, raw);
-  if (options === NO_CALL_OPTIONS) {
+  if (options === undefined) {
     return new Call(ctx, operation, input, ctx.timeoutMs, ctx.maxRetries, undefined, undefined);
   }
   const { name } = operation;

@@ -17,7 +17,6 @@ import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import {
   type ClientSettings,
   checkClientOptions,
-  NO_CALL_OPTIONS,
   nearMiss,
   readClientOptions,
   resolveBaseUrl,
@@ -286,7 +285,7 @@ export class PetsClient {
   readonly #deprecationWarnings: boolean;
 
   /**
-   * @throws {AnimalStoreError} when the API key is missing or malformed, or an option is invalid.
+   * @throws {@link AnimalStoreError} when the API key is missing or malformed, or an option is invalid.
    */
   constructor(options: ClientOptions = {}) {
     let apiKey = '';
@@ -326,11 +325,11 @@ export class PetsClient {
     this.getPet = this.getPet.bind(this);
     const context = this.#context;
     this.withResponse = Object.freeze({
-      listPets: (params: ListPetsParams = {}, options: RequestOptions = NO_CALL_OPTIONS) =>
-        runCall(context, OPERATIONS.listPets, params, options, true),
-      createPet: (pet: NewPet, options: RequestOptions = NO_CALL_OPTIONS) =>
+      listPets: (params?: ListPetsParams, options?: RequestOptions) =>
+        runCall(context, OPERATIONS.listPets, params === undefined ? {} : params, options, true),
+      createPet: (pet: NewPet, options?: RequestOptions) =>
         runCall(context, OPERATIONS.createPet, pet, options, true),
-      getPet: (petId: number, options: RequestOptions = NO_CALL_OPTIONS) => {
+      getPet: (petId: number, options?: RequestOptions) => {
         this.#warnGetPet();
         return runCall(context, OPERATIONS.getPet, petId, options, true);
       },
@@ -373,10 +372,10 @@ export class PetsClient {
    * ```ts
    * const available = await client.listPets({ status: 'available', limit: 50 });
    * ```
-   * @throws {RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
+   * @throws {@link RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
    */
-  listPets(params: ListPetsParams = {}, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet[]> {
-    return runCall(this.#context, OPERATIONS.listPets, params, options, false);
+  listPets(params?: ListPetsParams, options?: RequestOptions): Promise<Pet[]> {
+    return runCall(this.#context, OPERATIONS.listPets, params === undefined ? {} : params, options, false);
   }
 
   /**
@@ -387,9 +386,9 @@ export class PetsClient {
    * ```ts
    * const pet = await client.createPet({ name: 'Rex', categoryId: 3, status: 'available' });
    * ```
-   * @throws {RequestValidationError} when the body is invalid (nothing is sent).
+   * @throws {@link RequestValidationError} when the body is invalid (nothing is sent).
    */
-  createPet(pet: NewPet, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet> {
+  createPet(pet: NewPet, options?: RequestOptions): Promise<Pet> {
     return runCall(this.#context, OPERATIONS.createPet, pet, options, false);
   }
 
@@ -402,10 +401,10 @@ export class PetsClient {
    * call; the service offers no paging), or keep what `createPet` answered.
    * Calling it emits a one-time warning (turn off with
    * `deprecationWarnings: false`).
-   * @throws {NotFoundError} when no animal has this id.
-   * @throws {RequestValidationError} when `petId` is not a safe integer (nothing is sent).
+   * @throws {@link NotFoundError} when no animal has this id.
+   * @throws {@link RequestValidationError} when `petId` is not a safe integer (nothing is sent).
    */
-  getPet(petId: number, options: RequestOptions = NO_CALL_OPTIONS): Promise<Pet> {
+  getPet(petId: number, options?: RequestOptions): Promise<Pet> {
     this.#warnGetPet();
     return runCall(this.#context, OPERATIONS.getPet, petId, options, false);
   }

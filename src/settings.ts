@@ -366,9 +366,6 @@ export function readClientOptions(options: ClientOptions) {
   return read_;
 }
 
-/** The options of a call given none: the one object the client's methods default to. */
-export const NO_CALL_OPTIONS: RequestOptions = Object.freeze({});
-
 /**
  * A call's options, checked (`undefined` where the client's setting holds),
  * and the unknown names among them.

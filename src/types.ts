@@ -14,12 +14,11 @@ type UndefinedWhereOptional<T> = Simplify<{
 }>;
 
 /** Body of `createPet`: `name`, `categoryId` (a safe integer) and optionally `status`. The service assigns `id`. */
-export type NewPet = UndefinedWhereOptional<components['schemas']['NewPet']>;
+export interface NewPet extends UndefinedWhereOptional<components['schemas']['NewPet']> {}
 /** An animal. `id` is always a safe integer. */
-export type Pet = Simplify<components['schemas']['Pet']>;
+export interface Pet extends Simplify<components['schemas']['Pet']> {}
 /** Query of `listPets`: `limit` (1..100, default 20) and `status`, each optional. */
-export type ListPetsParams = UndefinedWhereOptional<
-  NonNullable<operations['listPets']['parameters']['query']>
->;
+export interface ListPetsParams
+  extends UndefinedWhereOptional<NonNullable<operations['listPets']['parameters']['query']>> {}
 /** Body of every error response of the service. */
-export type ErrorBody = components['schemas']['Error'];
+export interface ErrorBody extends Simplify<components['schemas']['Error']> {}
