@@ -1,7 +1,7 @@
 import { AnimalStoreError } from './errors.js';
 
 /** Environment variable read when no `apiKey` option is given. */
-export const API_KEY_ENV = 'ANIMAL_STORE_API_KEY';
+const API_KEY_ENV = 'ANIMAL_STORE_API_KEY';
 
 /** An environment variable where `process` exists (Node, Bun, Deno); `undefined` elsewhere or when empty. */
 export function readEnv(name: string): string | undefined {

@@ -41,7 +41,7 @@ const warned = shared[WARNED] as Set<string>;
  * `process.emitWarning` where it exists (so `--no-deprecation` silences it),
  * else `console.warn`.
  */
-export function warnDeprecatedOnce(code: string, message: string): void {
+function warnDeprecatedOnce(code: string, message: string): void {
   if (warned.has(code)) return;
   warned.add(code);
   const proc = (globalThis as { process?: WarningProcess }).process;
@@ -60,7 +60,7 @@ export function resetDeprecationWarnings(): void {
 const RANK: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
 
 /** A leveled logger that prefixes its lines and scrubs `secret` from them. */
-export class LevelLogger {
+class LevelLogger {
   readonly #rank: number;
   readonly #sink: Logger;
   readonly #secret: string;
@@ -375,7 +375,13 @@ export class PetsClient {
    * @throws {@link RequestValidationError} when `limit` or `status` is invalid (nothing is sent).
    */
   listPets(params?: ListPetsParams, options?: RequestOptions): Promise<Pet[]> {
-    return runCall(this.#context, OPERATIONS.listPets, params === undefined ? {} : params, options, false);
+    return runCall(
+      this.#context,
+      OPERATIONS.listPets,
+      params === undefined ? {} : params,
+      options,
+      false,
+    );
   }
 
   /**

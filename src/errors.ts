@@ -232,7 +232,7 @@ export class ResponseValidationError extends AnimalStoreError {
 }
 
 /** What is known about a non-2xx response when its error is built. */
-export interface FailedResponse {
+interface FailedResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: Headers;
@@ -344,7 +344,7 @@ export function errorFromResponse(response: FailedResponse): ApiError {
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 
 /** Keys this long are redacted wherever they stand; shorter ones only as whole tokens. */
-export const LONG_SECRET = 12;
+const LONG_SECRET = 12;
 
 /** `text` with `secret` (also as JSON quotes it) replaced by `[redacted]`; a short one only as a token of its own. */
 export function redact(text: string, secret: string): string {

@@ -57,7 +57,7 @@ export function windowOrder(
 }
 
 /** Why a 429 asks for the wait it does. */
-export type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
+type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
 
 /** What one response says about time, read once. */
 export interface ResponseTiming {
@@ -344,10 +344,10 @@ export function readTiming(
 // that does not match fails whole, as the RFC requires: the caller ignores it.
 
 /** A bare item: integer or decimal, string or token, byte sequence (its base64 text), boolean, date. */
-export type BareItem = number | string | boolean | { readonly token: string };
+type BareItem = number | string | boolean | { readonly token: string };
 
 /** A list member: an item, or an inner list of items, with its parameters. */
-export interface Member {
+interface Member {
   readonly value: BareItem | readonly Member[];
   readonly params: ReadonlyMap<string, BareItem>;
 }

@@ -111,7 +111,7 @@ export const checkNewPet: Check<NewPet> = (input) => {
 export const checkPetId: Check<number> = (input) => (isSafeInteger(input) ? input : REJECT);
 
 /** What openapi-fetch is given for one attempt besides the operation's own parameters. */
-export interface SendInit {
+interface SendInit {
   readonly signal: AbortSignal;
   readonly fetch: (request: Request) => Promise<Response>;
   /** openapi-fetch middleware for this request alone, when the attempt has any. */
@@ -138,9 +138,6 @@ export interface Operation<In extends SchemaName, Out extends SchemaName> {
   /** The request, through openapi-fetch. */
   readonly send: (api: Client<paths>, input: Output<In>, init: SendInit) => Promise<unknown>;
 }
-
-/** Any operation of the table. */
-export type AnyOperation = (typeof OPERATIONS)[OperationName];
 
 /** Every operation the client offers, in one table. */
 export const OPERATIONS = {

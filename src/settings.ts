@@ -10,7 +10,7 @@ import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.
 import type { QuotaStore } from './quota/store.js';
 
 /** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
-export const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
+const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
 
 function fail(message: string): never {
   throw new AnimalStoreError(message);
@@ -251,7 +251,7 @@ type Settings<T> = { readonly [K in keyof T]: T[K] extends Rule<infer R> ? R : n
 /** The client's settings, every option checked and defaulted. */
 export type ClientSettings = Settings<typeof CLIENT_OPTIONS>;
 /** A call's own settings. */
-export type CallSettings = Settings<typeof CALL_OPTIONS>;
+type CallSettings = Settings<typeof CALL_OPTIONS>;
 
 /** Edit distance of two names, ignoring case. */
 function distance(a: string, b: string): number {

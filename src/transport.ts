@@ -18,7 +18,7 @@ import type { Output, SchemaName } from './validation/verdict.js';
 export type PrepareHeaders = (url: string, method: 'GET' | 'POST') => Record<string, string>;
 
 /** Settings of a {@link Transport}. */
-export interface TransportSettings {
+interface TransportSettings {
   readonly baseUrl: string;
   readonly apiKey: string;
   /** A caller's own fetch, called as the platform's is; `undefined` means the platform's. */

@@ -12,7 +12,6 @@ import {
   MemoryQuotaStore,
   PetsClient,
   RateLimitError,
-  RequestValidationError,
   ResponseValidationError,
   ServerError,
 } from '../src/index.js';

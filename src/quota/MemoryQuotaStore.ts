@@ -39,7 +39,7 @@ interface Bucket {
  * ceiling halves `allow`; one lost below it after rounds that went through
  * means the limiter's window is longer than a round: `pace` doubles.
  */
-export interface Learnt {
+interface Learnt {
   allow: number;
   sent: number;
   from: number;
@@ -63,7 +63,7 @@ const MAX_ALLOW = 1 << 20;
 const MAX_LOSSES = 6;
 const MAX_PACE_MS = 600_000;
 
-export const newLearnt = (): Learnt => ({
+const newLearnt = (): Learnt => ({
   allow: 1,
   sent: 0,
   from: 0,

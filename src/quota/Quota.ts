@@ -10,14 +10,14 @@ import { MemoryQuotaStore } from './MemoryQuotaStore.js';
 import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
 
 /** Back-off after a failure: from 500 ms, doubling up to 8 s, never shorter than 100 ms. */
-export const BACKOFF_BASE_MS = 500;
-export const BACKOFF_CAP_MS = 8_000;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_CAP_MS = 8_000;
 export const BACKOFF_FLOOR_MS = 100;
 /** The cooldown after a 429 asking more than a day: not believed, but no sign to come back soon. */
 export const DISBELIEVED_COOLDOWN_MS = 60_000;
 /** Back-off after a 429 that says nothing: 1 s doubling up to ten minutes, by the key's 429s in a row. */
-export const LEARNT_BASE_MS = 1_000;
-export const LEARNT_CAP_MS = 600_000;
+const LEARNT_BASE_MS = 1_000;
+const LEARNT_CAP_MS = 600_000;
 
 /** Back-off for the `n`-th failure in a row: `base` doubling up to `cap`, less up to half at random. */
 export function backoffDelay(
@@ -64,7 +64,7 @@ export type Outcome =
     };
 
 /** What the call knows besides the outcome. */
-export interface Situation {
+interface Situation {
   /** The operation may be sent again after a 5xx or no response (a POST could add the animal twice). */
   readonly resend: boolean;
   /** Attempts sent so far, the failed one included. */
@@ -212,7 +212,7 @@ function checked(admission: Admission): Admission {
 }
 
 /** How a quota keeps the key out of what it reports of a store's failures. */
-export interface Redactor {
+interface Redactor {
   text(text: string): string;
   error(error: unknown): unknown;
 }
