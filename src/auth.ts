@@ -30,14 +30,18 @@ function describeBadCharacter(key: string): string | undefined {
  * `process` exists. Throws when it is missing or holds characters an HTTP
  * header cannot carry. Messages never include the key.
  */
-export function resolveApiKey(option: string | undefined, nearMiss?: string): string {
+export function resolveApiKey(
+  option: string | undefined,
+  nearMiss?: () => string | undefined,
+): string {
   const key = option ?? fromEnvironment();
   if (key === undefined || key === '') {
     const env = (globalThis as { process?: { env?: unknown } }).process?.env;
     const where = env
       ? `or set ${API_KEY_ENV}`
       : `(this runtime has no process.env to read ${API_KEY_ENV} from: in a Cloudflare Worker, pass env.${API_KEY_ENV})`;
-    const meant = nearMiss ? ` The options hold "${nearMiss}": did you mean apiKey?` : '';
+    const near = nearMiss?.();
+    const meant = near ? ` The options hold "${near}": did you mean apiKey?` : '';
     throw new AnimalStoreError(
       `Missing API key: pass \`apiKey\` to new PetsClient({ apiKey }) ${where}.${meant}`,
     );

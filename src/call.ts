@@ -41,7 +41,7 @@ const HOLDS: Record<HoldReason, string> = {
   'budget-unknown': 'the budget is unknown until the response to the first request arrives',
 };
 
-/** A 2xx answer: its parsed body, and what the response said besides. */
+/** A 2xx answer: its parsed body, and what else the response said. */
 interface Answer {
   readonly body: unknown;
   readonly status: number;
@@ -55,10 +55,9 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
 {
   /** Attempts sent so far: p-retry's number of the last one that left. */
   attempts = 0;
-  /** The call's tracing, when traced. */
   trace: CallTrace | undefined;
-  /** What was decided on the last failed attempt. */
-  decision: Decision | undefined;
+  decision: Decision | undefined; // on the last failed attempt
+  lapsedSince: number | undefined; // when a lease of this call first lapsed before it was used
   /** The wait after a 429 told already: the cooldown's hold is that wait, unless longer. */
   told: number | undefined;
 
@@ -183,7 +182,7 @@ function settled(ctx: CallContext, name: string, call: Call | undefined, thrown:
   });
 }
 
-/** Starts the call's span; tracing that fails is logged and never fails the call. */
+/** Starts the call's span; tracing that fails is logged, never failing the call. */
 async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing>): Promise<void> {
   try {
     const { name, method, path } = call.operation;
@@ -332,11 +331,19 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       response = await ctx.transport.send(call.operation, call.input, exchange, prepare);
     } catch (error) {
       if (error instanceof LeaseLapsed) {
-        // Nothing left: the turn is asked for again.
+        // Nothing left: the turn is asked for again, 100 ms on, for at most maxRetryDelayMs.
         span?.end(undefined, error);
         ended = true;
         await ctx.quota.release(lease);
         exchange.close();
+        call.lapsedSince ??= Date.now();
+        if (Date.now() - call.lapsedSince > call.maxRetryDelayMs) {
+          const why = `every lease lapsed before the request could leave (the quota store's holds() said so) for longer than maxRetryDelayMs (${call.maxRetryDelayMs} ms)`;
+          throw new AnimalStoreError(
+            `${call.operation.name} was not sent: ${why}. Check the store.`,
+          );
+        }
+        await sleep(BACKOFF_FLOOR_MS, call.signal);
         return await attempt(ctx, call, attemptNumber);
       }
       // No response: the request may still have reached the service, so it is counted.
@@ -408,11 +415,13 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       rateLimit: timing.rateLimit,
       request: call.label,
       method: call.operation.method,
+      // The key's real wait: what was asked, or more after 429s in a row.
       retryAfterMs: timing.retryAfter
-        ? decision?.cooldownMs && Math.max(timing.retryAfter.ms, BACKOFF_FLOOR_MS)
+        ? decision?.cooldownMs
         : timing.retryAfterTooFar || !decision?.tooLong
           ? undefined
           : decision.cooldownMs,
+      askedMs: timing.retryAfter && Math.max(timing.retryAfter.ms, BACKOFF_FLOOR_MS),
       tooLongToWait: decision?.tooLong === true,
       guessed: !timing.retryAfter && !timing.retryAfterTooFar,
       maxRetryDelayMs: ctx.maxRetryDelayMs,
@@ -435,8 +444,7 @@ const situation = (ctx: CallContext, call: Call, lease = '') => ({
   random: Math.random,
 });
 
-// `.example` is reserved (RFC 2606): the built-in environments' hosts are
-// placeholders until the interface names real ones.
+// `.example` is reserved (RFC 2606): the built-in hosts are placeholders until real ones are named.
 const placeholderHost = (baseUrl: string) => /\.example\.?$/i.test(new URL(baseUrl).hostname);
 const PLACEHOLDER_ADVICE =
   'This host is a placeholder: pass baseUrl (or ANIMAL_STORE_BASE_URL) with the address your account was given.';

@@ -1,4 +1,4 @@
-import { bucketName, resolveApiKey } from './auth.js';
+import { bucketName, readEnv, resolveApiKey } from './auth.js';
 import { runCall } from './call.js';
 import {
   AnimalStoreError,
@@ -291,7 +291,7 @@ export class PetsClient {
     let apiKey = '';
     try {
       checkClientOptions(options);
-      apiKey = resolveApiKey(options.apiKey, nearMiss(options, 'apiKey'));
+      apiKey = resolveApiKey(options.apiKey, () => nearMiss(options, 'apiKey'));
       const { settings, unknown } = readClientOptions(options);
       this.baseUrl = resolveBaseUrl(settings);
       if (holdsKey(this.baseUrl, apiKey)) {
@@ -312,11 +312,13 @@ export class PetsClient {
       }
       this.#context = new CallContext(settings, this.baseUrl, apiKey, log);
     } catch (error) {
-      if (error instanceof AnimalStoreError) throw scrubThrown(error, apiKey);
+      // Before the key was read, the one in the environment is the one to keep out.
+      const secret = apiKey || readEnv('ANIMAL_STORE_API_KEY') || '';
+      if (error instanceof AnimalStoreError) throw scrubThrown(error, secret);
       // A getter or a proxy of the caller's that throws, deep in the options.
       throw new AnimalStoreError(
-        redact(`Invalid PetsClient options: reading them threw ${describeThrown(error)}.`, apiKey),
-        { cause: apiKey ? redactError(error, apiKey) : error },
+        redact(`Invalid PetsClient options: reading them threw ${describeThrown(error)}.`, secret),
+        { cause: secret ? redactError(error, secret) : error },
       );
     }
     // Bound, so that `const { listPets } = client` works as a call on it does.

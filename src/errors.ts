@@ -84,7 +84,7 @@ export interface ValidationIssue {
   readonly code: string;
 }
 
-/** Formats issues as `limit: Too big… ; status: Invalid option…`. */
+/** Issues as `limit: Too big…; status: Invalid option…`. */
 export function describeIssues(issues: readonly ValidationIssue[]): string {
   return issues
     .map((issue) =>
@@ -123,16 +123,13 @@ export class ApiError extends AnimalStoreError {
   /** `X-RateLimit-*` values of this response, when present. */
   readonly rateLimit?: RateLimitInfo;
   /**
-   * The response's body when it was the spec's `Error` JSON (`{ code,
-   * message, status }`, unknown fields dropped); `undefined` when it was
-   * something else (an HTML page from a proxy, other JSON, nothing), and for
-   * a `RateLimitError` whose request was never sent.
+   * The body when it was the spec's `Error` JSON (unknown fields dropped); `undefined` when it
+   * was something else (an HTML page, other JSON, nothing), or the request was never sent.
    */
   readonly body: ErrorBody | undefined;
   /**
-   * The body as received, as text (JSON is re-serialised after the key is
-   * redacted), whatever its shape; `undefined` when there was none, it could
-   * not be read, or the request was never sent.
+   * The body as text, whatever its shape (JSON re-serialised once the key is redacted);
+   * `undefined` when there was none, it could not be read, or the request was never sent.
    */
   readonly rawBody: string | undefined;
 
@@ -246,23 +243,28 @@ interface FailedResponse {
   /** `"GET /pets"`, for the message. */
   readonly request: string;
   /**
-   * For a 429: the wait asked for, if said (or the client's back-off, when too
-   * long); whether nothing was said (`guessed`); whether the wait is longer
-   * than `maxRetryDelayMs`; and the call's `maxRetries`, when they were spent.
+   * For a 429: the key's wait (what was asked, or more after 429s in a row;
+   * the client's back-off when too long), and what was asked; whether nothing
+   * was said (`guessed`); whether the wait is longer than `maxRetryDelayMs`;
+   * and the call's `maxRetries`, when they were spent.
    */
   readonly retryAfterMs?: number | undefined;
+  readonly askedMs?: number | undefined;
   readonly guessed?: boolean;
   readonly tooLongToWait?: boolean;
   readonly maxRetryDelayMs?: number;
   readonly retriesSpent?: number | undefined;
 }
 
+const clip = (text: string, most: number) =>
+  text.length > most ? `${text.slice(0, most)}…` : text;
+
 function describeBody(response: FailedResponse): string {
   const type = response.headers.get('content-type') ?? 'no content type';
   const { text } = response;
   if (text === undefined) return `a body that could not be read (${type})`;
   if (text === '') return `an empty body (${type})`;
-  const excerpt = text.length > 120 ? `${text.slice(0, 120)}…` : text;
+  const excerpt = clip(text, 120);
   return `a body that is not the service's Error JSON (${type}): ${JSON.stringify(excerpt)}`;
 }
 
@@ -276,38 +278,36 @@ function rateLimitAdvice(response: FailedResponse): string {
       ? ' The service asks to wait more than a day, so the client did not wait; the key cools down for a minute.'
       : ' The response said nothing usable about when to retry.';
   }
+  const { askedMs } = response;
+  const asks =
+    askedMs !== undefined && askedMs < wait
+      ? `The service asks to wait ${askedMs} ms; after 429s in a row the key waits ${wait} ms`
+      : `The service asks to wait ${wait} ms`;
   if (response.tooLongToWait) {
-    return ` The service asks to wait ${wait} ms, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
+    return ` ${asks}, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
   }
   const spent = response.retriesSpent;
-  return ` The service asks to wait ${wait} ms${spent === undefined ? '.' : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again after that.`}`;
+  return ` ${asks}${spent === undefined ? '.' : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again after that.`}`;
 }
 
 /**
- * Builds the {@link ApiError} subclass for an HTTP status. The HTTP status
- * decides the class, whatever the body says; a body that is not the spec's
- * Error (an HTML page from a proxy, garbage, nothing) still gives the right
- * class, with code `http_<status>` and a message saying what came back.
+ * The {@link ApiError} of an HTTP status, whatever the body says; a body that is not the spec's
+ * Error gives code `http_<status>` and a message saying what came back.
  */
 export function errorFromResponse(response: FailedResponse): ApiError {
   const { status } = response;
   const parsed = response.body;
-  const code = parsed ? parsed.code : `http_${status}`;
-  const said = parsed ? `${parsed.message} (code ${code})` : describeBody(response);
+  // A hostile body's message and code are cut to a size a log line can hold.
+  const code = parsed ? parsed.code.slice(0, 100) : `http_${status}`;
+  const said = parsed ? `${clip(parsed.message, 500)} (code ${code})` : describeBody(response);
   let head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
   if (status === 0 || (status >= 300 && status < 400)) {
     // A browser shows a redirect it did not follow as status 0, without Location.
     const location = response.headers.get('location');
     head = `${response.request} was answered with a redirect${status ? ` (HTTP ${status})` : ''}${location ? ` to ${JSON.stringify(location.slice(0, 200))}` : ''}, which the SDK does not follow, so nothing was sent there. Check baseUrl.`;
   }
-  const details: ApiErrorDetails = {
-    status,
-    code,
-    headers: response.headers,
-    rateLimit: response.rateLimit,
-    body: parsed,
-    rawBody: response.rawBody,
-  };
+  const { headers, rateLimit, rawBody } = response;
+  const details: ApiErrorDetails = { status, code, headers, rateLimit, body: parsed, rawBody };
   switch (status) {
     case 400:
       return new BadRequestError(
@@ -319,21 +319,17 @@ export function errorFromResponse(response: FailedResponse): ApiError {
         `${head} Check the API key (apiKey or ANIMAL_STORE_API_KEY) and the environment it belongs to.`,
         details,
       );
-    case 404:
-      // Not the service's Error body: likely something else answered (a wrong baseUrl).
-      return new NotFoundError(
-        parsed
-          ? head
-          : `${head} This is not the service's answer: check baseUrl (it must end in the API's version, such as /v1).`,
-        details,
-      );
+    case 404: {
+      const elsewhere = ` This is not the service's answer: check baseUrl (it must end in the API's version, such as /v1).`;
+      return new NotFoundError(parsed ? head : `${head}${elsewhere}`, details);
+    }
     case 429:
       return new RateLimitError(`${head}${rateLimitAdvice(response)}`, {
         ...details,
         retryAfterMs: response.retryAfterMs,
       });
     default:
-      return status >= 500 ? new ServerError(head, details) : new ApiError(head, details);
+      return new (status >= 500 && status < 600 ? ServerError : ApiError)(head, details);
   }
 }
 

@@ -102,8 +102,9 @@ const headers: Rule<Headers | undefined> = (value, where) => {
     value === null ||
     (Symbol.iterator in value && !(value instanceof Headers))
   ) {
+    const what = value instanceof Map ? 'a Map' : Array.isArray(value) ? 'an array' : undefined;
     fail(
-      `Invalid ${where}: expected an object of header names and values, got ${describeValue(value)}.`,
+      `Invalid ${where}: expected an object of header names and values, got ${what ?? describeValue(value)}${what ? ': pass Object.fromEntries(it)' : ''}.`,
     );
   }
   const checked = new Headers();
@@ -127,7 +128,7 @@ const headers: Rule<Headers | undefined> = (value, where) => {
       checked.set(name, String(item));
     } catch (cause) {
       throw new AnimalStoreError(
-        `Invalid ${where}: header ${JSON.stringify(name)} is not valid (names must be tokens and values must not hold line breaks).`,
+        `Invalid ${where}: header ${JSON.stringify(name)} is not valid (names must be tokens; values must not hold line breaks or characters beyond Latin-1: encode them).`,
         { cause },
       );
     }

@@ -349,7 +349,7 @@ export function tooLarge(
   status: number,
 ): ResponseValidationError {
   return new ResponseValidationError(
-    `The service's response to ${label} (HTTP ${status}): ${error.message}. Raise maxResponseBytes if the service's answers are this large.`,
+    `The service's response to ${label} (HTTP ${status}): ${error.message}.${error.message.includes('deflate') ? '' : " Raise maxResponseBytes if the service's answers are this large."}`,
     { issues: [{ path: [], code: 'too_big', message: error.message }], status },
   );
 }

@@ -869,11 +869,13 @@ describe('custom fetches, hooks, stores and options that misbehave (issue 17 att
     const stub = scriptedFetch().thenAlways(json([rex]));
     const map = new Map([['x-app', 'shelter']]);
     expect(() => clientWith(stub.fetch, { headers: map as never })).toThrow(
-      /expected an object of header names and values, got a value of type object/,
+      /expected an object of header names and values, got (a Map|an array): pass Object.fromEntries/,
     );
     await expect(
       clientWith(stub.fetch).listPets({}, { headers: [['x-call', '1']] as never }),
-    ).rejects.toThrow(/expected an object of header names and values, got a value of type object/);
+    ).rejects.toThrow(
+      /expected an object of header names and values, got (a Map|an array): pass Object.fromEntries/,
+    );
     expect(stub.received).toHaveLength(0);
   });
 
@@ -1073,5 +1075,142 @@ describe('an outage, seen as one', () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('a broken store, an odd status and a flooding body (fourth attack on the call path)', () => {
+  const KEY = 'sk_live_ATTACK_0123456789abcdef';
+  const delegating = (holds: () => boolean) => {
+    const inner = new MemoryQuotaStore();
+    return {
+      admit: (bucket: string) => inner.admit(bucket),
+      observe: (bucket: string, lease: string, observation: never) =>
+        inner.observe(bucket, lease, observation),
+      release: (bucket: string, lease: string) => inner.release(bucket, lease),
+      holds,
+    };
+  };
+
+  it('asks again 100 ms apart when a lease lapses, and gives up after maxRetryDelayMs', async () => {
+    vi.useFakeTimers();
+    let asked = 0;
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      quotaStore: delegating(() => (asked++, false)) as never,
+      maxRetryDelayMs: 1_000,
+    });
+    const call = client.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1_200);
+    const error = (await call) as Error;
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect(error.message).toMatch(/every lease lapsed before the request could leave/);
+    expect(asked).toBeGreaterThan(5);
+    expect(asked).toBeLessThan(15);
+    expect(stub.received).toHaveLength(0);
+    vi.useRealTimers();
+  });
+
+  it('bounds a store that answers "wait 0" forever by maxRetryDelayMs, asking 10 ms apart', async () => {
+    vi.useFakeTimers();
+    let asked = 0;
+    const store = {
+      admit: async () => (asked++, { reason: 'budget-in-flight', waitMs: 0 }),
+      observe: async () => undefined,
+      release: async () => undefined,
+    };
+    const client = clientWith(scriptedFetch().thenAlways(json([rex])).fetch, {
+      quotaStore: store as never,
+      maxRetryDelayMs: 1_000,
+    });
+    const call = client.listPets().catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect(await call).toBeInstanceOf(RateLimitError);
+    expect(asked).toBeLessThanOrEqual(102);
+    vi.useRealTimers();
+  });
+
+  it('refuses a hold reason the interface does not name', async () => {
+    const store = {
+      admit: async () => ({ reason: 'lol', waitMs: 10 }),
+      observe: async () => undefined,
+      release: async () => undefined,
+    };
+    const error = await clientWith(scriptedFetch().thenAlways(json([rex])).fetch, {
+      quotaStore: store as never,
+    })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).toMatch(/not \{ lease \} or \{ reason, waitMs\? \}/);
+  });
+
+  it('takes a status past 599 as an ApiError, never retried', async () => {
+    let requests = 0;
+    const base = await listen((_req, res) => {
+      requests++;
+      res.writeHead(600, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 'odd', message: 'odd', status: 600 }));
+    });
+    const client = new PetsClient({
+      apiKey: KEY,
+      baseUrl: `${base}/v1`,
+      logLevel: 'off',
+      quotaStore: new MemoryQuotaStore(),
+    });
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).not.toBeInstanceOf(ServerError);
+    expect(requests).toBe(1);
+  });
+
+  it('cuts a flooding Error body to a line a log can hold', async () => {
+    const body = { code: 'c'.repeat(10_000), message: 'm'.repeat(100_000), status: 400 };
+    const error = (await clientWith(scriptedFetch().thenAlways(json(body, 400)).fetch)
+      .createPet({ name: 'Rex', categoryId: 1 })
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error.message.length).toBeLessThan(1_000);
+    expect(error.code).toHaveLength(100);
+  });
+
+  it('keeps the key in the environment out of an error read from the options', () => {
+    const before = process.env.ANIMAL_STORE_API_KEY;
+    process.env.ANIMAL_STORE_API_KEY = KEY;
+    try {
+      const options = new Proxy(
+        { baseUrl: 'http://127.0.0.1:9/v1' },
+        {
+          ownKeys() {
+            throw new Error(`own ${KEY}`);
+          },
+        },
+      );
+      let error: unknown;
+      try {
+        new PetsClient(options);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(AnimalStoreError);
+      expect(inspect(error, { depth: 10 })).not.toContain(KEY);
+    } finally {
+      if (before === undefined) delete process.env.ANIMAL_STORE_API_KEY;
+      else process.env.ANIMAL_STORE_API_KEY = before;
+    }
+  });
+
+  it('reports the key’s real wait after 429s in a row, and what the service asked', async () => {
+    vi.useFakeTimers();
+    const stub = scriptedFetch().thenAlways(apiError(429, { 'retry-after': '0' }));
+    const call = clientWith(stub.fetch, { maxRetries: 5, maxRetryDelayMs: 3_000 })
+      .listPets()
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10_000);
+    const error = (await call) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.message).toMatch(
+      /The service asks to wait 100 ms; after 429s in a row the key waits \d+ ms, longer than maxRetryDelayMs/,
+    );
+    expect(error.retryAfterMs).toBeGreaterThan(3_000);
+    vi.useRealTimers();
   });
 });

@@ -170,7 +170,7 @@ describe('per-request headers', () => {
     await expect(
       client.createPet({ name: 'x', categoryId: 1 }, { headers: { 'x-bad': 'a\nb' } }),
     ).rejects.toThrow(
-      'Invalid createPet option headers: header "x-bad" is not valid (names must be tokens and values must not hold line breaks).',
+      'Invalid createPet option headers: header "x-bad" is not valid (names must be tokens; values must not hold line breaks or characters beyond Latin-1: encode them).',
     );
     await expect(client.listPets({}, { headers: 'x-a: 1' as never })).rejects.toThrow(
       'Invalid listPets option headers: expected an object of header names and values, got the string',

@@ -7,7 +7,13 @@ import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
 import { MemoryQuotaStore } from './MemoryQuotaStore.js';
-import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
+import {
+  type Admission,
+  HOLD_REASONS,
+  type HoldReason,
+  type Observation,
+  type QuotaStore,
+} from './store.js';
 
 /** Back-off after a failure: from 500 ms, doubling up to 8 s, never shorter than 100 ms. */
 const BACKOFF_BASE_MS = 500;
@@ -98,7 +104,7 @@ export interface Decision {
 export function decide(outcome: Outcome, situation: Situation): Decision {
   const { resend, attempt, strikes = 1, maxRetryDelayMs, random } = situation;
   const { status = 0 } = outcome;
-  if (outcome.kind === 'no-response' || status >= 500) {
+  if (outcome.kind === 'no-response' || (status >= 500 && status < 600)) {
     const reason =
       outcome.kind === 'response'
         ? 'server-error'
@@ -196,13 +202,13 @@ function within<T>(promise: Promise<T>, ms: number, error: () => Error, late?: (
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
-/** An admission as the interface describes it (a wait believed within the horizon), or a throw. */
+/** An admission as the interface describes it (a known reason, a wait within the horizon), or a throw. */
 function checked(admission: Admission): Admission {
   let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
   if (typeof lease === 'string') {
     return { lease, strikes: Number.isSafeInteger(strikes) ? Math.max(0, strikes as number) : 0 };
   }
-  if (typeof reason !== 'string') waitMs = -1;
+  if (!HOLD_REASONS.includes(reason as HoldReason)) waitMs = -1;
   if (waitMs === undefined) return { reason: reason as HoldReason };
   if (typeof waitMs === 'number' && waitMs >= 0)
     return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };
@@ -219,24 +225,18 @@ interface Redactor {
 
 // A lease outlives its request's timeoutMs by this much: the store's own answers take time.
 const LEASE_MARGIN_MS = 2_000;
-// Without a store's change signal, a held request asks again this often.
-const RECHECK_MS = 100;
+const RECHECK_MS = 100; // how often a held request asks again, without a store's change signal
 
 /**
- * A client's handle on one key's budget: admits each request through the
- * store, holding it in arrival order while the store says no, and reports
- * each response back. Every client with the same store and bucket shares one
- * line per process, so the store is asked for one request at a time.
+ * A client's handle on one key's budget: admits each request through the store, in one line per
+ * store and bucket in the process (held in arrival order while the store says no), and reports
+ * each response back.
  */
 export class Quota {
-  readonly #store: QuotaStore;
   #bucket: string | Promise<string>;
-  readonly #onError: (error: unknown) => void;
-  readonly #redact: Redactor;
   /** Any store but the in-memory one as shipped: 429s kept in `cooldowns()`, answers bounded by timeoutMs. */
   readonly #remote: boolean;
-  /** Requests in a row that got no response. */
-  #silent = 0;
+  #silent = 0; // requests in a row without a response
   /** The key's 429s in a row when each lease in flight was granted, as its store counts them. */
   readonly #granted = new Map<string, number>();
   /** This client's own count of them (a floor: a store may count none), and its 429s at each grant. */
@@ -246,15 +246,12 @@ export class Quota {
 
   /** `onError` hears of a store that failed to record a response or a release. */
   constructor(
-    store: QuotaStore,
+    private readonly store: QuotaStore,
     bucket: string | Promise<string>,
-    onError: (error: unknown) => void,
-    redact: Redactor = { text: (text) => text, error: (error) => error },
+    private readonly onError: (error: unknown) => void,
+    private readonly redact: Redactor,
   ) {
-    this.#store = store;
     this.#bucket = bucket;
-    this.#onError = onError;
-    this.#redact = redact;
     this.#remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
     if (typeof bucket !== 'string') {
       bucket.then(
@@ -269,7 +266,7 @@ export class Quota {
     const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
     const { signal } = request;
     signal?.throwIfAborted();
-    const lines = linesOf(this.#store);
+    const lines = linesOf(this.store);
     const line = lines.get(bucket) ?? { waiters: [], pumping: false, changes: 0 };
     lines.set(bucket, line);
     const { waiters } = line;
@@ -326,16 +323,16 @@ export class Quota {
 
   async #admit(bucket: string, timeoutMs: number): Promise<Admission> {
     try {
-      return checked(await this.#store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }));
+      return checked(await this.store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }));
     } catch (cause) {
       throw this.#failed(cause);
     }
   }
 
   #failed(cause: unknown): AnimalStoreError {
-    const why = this.#redact.text(describeThrown(cause));
+    const why = this.redact.text(describeThrown(cause));
     return new AnimalStoreError(`The quota store failed to admit a request: ${why}`, {
-      cause: this.#redact.error(cause),
+      cause: this.redact.error(cause),
     });
   }
 
@@ -365,11 +362,11 @@ export class Quota {
         for (const [name, until] of all) if (until <= now) all.delete(name);
         all.set(bucket, Math.max(now + Math.min(cooldownMs, HORIZON_MS), all.get(bucket) ?? 0));
       }
-      const recorded = settle(() => this.#store.observe(bucket, lease, observation));
+      const recorded = settle(() => this.store.observe(bucket, lease, observation));
       const why = `the store did not record the response within timeoutMs (${timeoutMs} ms)`;
       await (this.#remote ? within(recorded, timeoutMs, () => new Error(why)) : recorded);
     } catch (error) {
-      this.#onError(error);
+      this.onError(error);
     }
   }
 
@@ -384,22 +381,22 @@ export class Quota {
     this.#granted.delete(lease);
     this.#seen.delete(lease);
     try {
-      await this.#store.release(await this.#bucket, lease);
+      await this.store.release(await this.#bucket, lease);
     } catch (error) {
-      this.#onError(error);
+      this.onError(error);
     }
   }
 
   /** Whether the store can say that a lease has lapsed. */
   get checksLeases(): boolean {
-    return typeof this.#store.holds === 'function';
+    return typeof this.store.holds === 'function';
   }
 
   /** Whether `lease` still holds, asked as its request leaves; a store whose check breaks is taken to hold. */
   holds(lease: string): boolean {
     const bucket = this.#bucket;
     try {
-      return typeof bucket !== 'string' || this.#store.holds?.(bucket, lease) !== false;
+      return typeof bucket !== 'string' || this.store.holds?.(bucket, lease) !== false;
     } catch {
       return true;
     }
@@ -434,9 +431,9 @@ export class Quota {
         }
         const pause = this.#hold(line, admission);
         // Watched from the first hold on (and asked again then: a change may have come first).
-        if (pause !== undefined && !line.unwatch && this.#store.watch) {
+        if (pause !== undefined && !line.unwatch && this.store.watch) {
           try {
-            const stop = this.#store.watch(bucket, () => {
+            const stop = this.store.watch(bucket, () => {
               line.changes++;
               line.wake?.();
             });
@@ -454,33 +451,36 @@ export class Quota {
       settle(async () => line.unwatch?.()).catch(() => undefined);
       line.unwatch = undefined;
       // An empty line is forgotten, so that memory stays bounded with many keys.
-      linesOf(this.#store).delete(bucket);
+      linesOf(this.store).delete(bucket);
     }
   }
 
   /** Applies a hold to every waiter: fails those it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
   #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
     const now = Date.now();
-    let pause = waitMs;
+    // A wait of 0 again and again has no end in sight either: bounded alike, asked 10 ms apart.
+    const endless = !waitMs;
+    let pause = waitMs === 0 ? 10 : waitMs;
     const told: [Waiter, number][] = [];
     for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
-      waiter.untimedSince = waitMs === undefined ? (waiter.untimedSince ?? now) : undefined;
-      const take = holdToTake(waitMs, now - (waiter.untimedSince ?? now), maxRetryDelayMs);
+      waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
+      const held = now - (waiter.untimedSince ?? now);
+      const take = holdToTake(endless ? undefined : waitMs, held, maxRetryDelayMs);
       waiter.since ??= now;
-      const end = waitMs === undefined ? now : now + (take ?? 0);
+      const end = endless ? now : now + (take ?? 0);
       if (take === undefined || end - waiter.since > HORIZON_MS) {
         line.waiters.splice(line.waiters.indexOf(waiter), 1);
-        waiter.reject(waiter.request.tooLong(reason, waitMs));
+        waiter.reject(waiter.request.tooLong(reason, endless ? undefined : waitMs));
         continue;
       }
-      if (waitMs === undefined) pause = Math.min(pause ?? take, take);
+      if (endless) pause = Math.min(pause ?? take, take);
       if (waiter.reason !== reason) told.push([waiter, take]);
     }
     // Every waiter newly held is told; the first also logs the hold for all of them.
     told.forEach(([waiter, take], i) => {
       waiter.reason = reason;
-      waiter.request.onHold(reason, take, waitMs === undefined, i === 0 ? told.length : 0);
+      waiter.request.onHold(reason, take, endless, i === 0 ? told.length : 0);
     });
     return line.waiters.length > 0 ? pause : undefined;
   }

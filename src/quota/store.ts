@@ -17,6 +17,15 @@ export type HoldReason =
   /** The budget is unknown (no response yet, or the window reset): one request goes first. */
   | 'budget-unknown';
 
+/** Every {@link HoldReason}. @internal */
+export const HOLD_REASONS: readonly HoldReason[] = [
+  'cooldown',
+  'no-response',
+  'budget-exhausted',
+  'budget-in-flight',
+  'budget-unknown',
+];
+
 /** A store's answer to {@link QuotaStore.admit}. */
 export type Admission =
   /**
