@@ -248,7 +248,7 @@ describe('the address of the service', () => {
     expect(error.message).toContain('EAI_AGAIN');
     expect(error.message).not.toContain('..');
     expect(error.message).toContain(
-      'pass baseUrl (or ANIMAL_STORE_BASE_URL) with the address your account was given',
+      'pass baseUrl with the address your account was given (or set ANIMAL_STORE_BASE_URL',
     );
     expect(error).toBeInstanceOf(AnimalStoreError);
   });

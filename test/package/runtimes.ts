@@ -107,6 +107,12 @@ const README_WORKER = (() => {
   const start = readme.indexOf('```ts\n', at) + '```ts\n'.length;
   return readme.slice(start, readme.indexOf('\n```', start));
 })();
+const DOC_CONFIG = (() => {
+  const guide = readFileSync(new URL('../../docs/workers.md', import.meta.url), 'utf8');
+  const start = guide.indexOf('```capnp\n') + '```capnp\n'.length;
+  return guide.slice(start, guide.indexOf('\n```', start));
+})();
+
 /** Whether README's Worker answered the available animals of the mock, Rex among them. */
 function listsAvailable(answer: string): boolean {
   try {
@@ -331,9 +337,16 @@ async function inWorkerd(
         probe.close(() => resolve(port));
       });
     });
+    const flags = nodejsCompat ? '"nodejs_compat"' : '';
+    // The guide's Worker runs under the guide's own config, on this run's port and mock.
+    const fromGuide = DOC_CONFIG.replace('127.0.0.1:8787', `127.0.0.1:${port}`)
+      .replace('http://127.0.0.1:4010/v1', mockUrl)
+      .replace('compatibilityFlags = []', `compatibilityFlags = [${flags}]`);
     writeFileSync(
       join(dir, 'config.capnp'),
-      `using Workerd = import "/workerd/workerd.capnp";
+      worker !== WORKER
+        ? fromGuide
+        : `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
     (name = "main", worker = .worker),
@@ -344,7 +357,7 @@ const config :Workerd.Config = (
 const worker :Workerd.Worker = (
   modules = [(name = "worker", esModule = embed "worker.js")],
   compatibilityDate = "2025-09-01",
-  compatibilityFlags = [${nodejsCompat ? '"nodejs_compat"' : ''}],
+  compatibilityFlags = [${flags}],
   bindings = [
     (name = "ANIMAL_STORE_API_KEY", text = "worker-key"),
     (name = "ANIMAL_STORE_BASE_URL", text = "${mockUrl}"),

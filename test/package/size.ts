@@ -38,11 +38,15 @@ import { root } from './pack.js';
  * the store and by each client, a learnt round's ceiling tried less and less
  * often, windows longer than a round learnt from how long the limiter stays
  * closed, a seconds-until reset that must be the next window. The call-path
- * issue is to win this back.
- * `plain` is one `listPets` call bundled without splitting (28.83 kB).
+ * issue won 0.2 kB back (21.58 kB measured, 28.64 kB plain), and what new
+ * users and a fourth attack needed took 0.6 kB again: a near-miss apiKey
+ * named, a Worker told where its key is, one log line per hold, a 404 that
+ * says to check baseUrl, stores that lapse or answer "wait 0" bounded (22.20
+ * kB measured, 29.89 kB in all, 29.19 kB plain): raised by 0.25 kB each.
+ * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 22 * 1024, total: 29.75 * 1024, plain: 29.25 * 1024 };
+export const BUDGET = { initial: 22.25 * 1024, total: 30 * 1024, plain: 29.5 * 1024 };
 
 export interface Size {
   minified: number;
