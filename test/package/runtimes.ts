@@ -109,7 +109,7 @@ const README_WORKER = (() => {
 })();
 const DOC_CONFIG = (() => {
   const guide = readFileSync(new URL('../../docs/workers.md', import.meta.url), 'utf8');
-  const start = guide.indexOf('```capnp\n') + '```capnp\n'.length;
+  const start = guide.indexOf('```text\n') + '```text\n'.length;
   return guide.slice(start, guide.indexOf('\n```', start));
 })();
 
