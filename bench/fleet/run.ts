@@ -354,7 +354,7 @@ try {
     }),
   );
   console.error(JSON.stringify(rows.at(-1)));
-  // Redis paused for ten seconds: every process falls back to its local share.
+  // Redis paused for ten seconds: every process holds its calls until it answers.
   rows.push(
     await run('SIGSTOP Redis 10 s', mock.url, redis, admin, 4, 'redis', {
       durationMs: 16_000,

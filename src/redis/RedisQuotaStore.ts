@@ -10,7 +10,6 @@ import type {
 } from '../quota/store.js';
 import { describeValue } from '../settings.js';
 import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
-import { LocalShare } from './LocalShare.js';
 import { type RedisScript, SCRIPTS } from './scripts.js';
 
 /** Options of {@link RedisQuotaStore}. */
@@ -27,8 +26,8 @@ export interface RedisQuotaStoreOptions {
    */
   prefix?: string | undefined;
   /**
-   * How long one Redis call may take before the store stops waiting for it and
-   * falls back to this process's share of the budget.
+   * How long one Redis call may take before the store stops waiting for it:
+   * the request it was to admit is held, and asks again a moment later.
    * @default 250
    */
   commandTimeoutMs?: number | undefined;
@@ -47,8 +46,6 @@ const HOLDS: ReadonlySet<string> = new Set<HoldReason>([
   'budget-unknown',
 ]);
 
-/** A lease the local share granted (Redis was unreachable) starts with this. */
-const LOCAL = '~';
 // A lease, and a waiting store's place in line, lapse this long after the
 // store last renewed them: a process that dies, freezes or loses Redis gives
 // back its budget and its turn within that long.
@@ -61,9 +58,12 @@ const RENEW_MS = 1_000;
 const MARGIN_MS = 250;
 // How long a lease is renewed when the client does not say (a client of an older release).
 const DEFAULT_LEASE_MS = 60_000;
-// While Redis is unreachable, one call a second tries it again: every process
-// of a fleet finds it back within about that long of each other.
-const RETRY_MS = 1_000;
+// While Redis is unreachable, one call this often tries it again (and a lost
+// reply costs no longer than that): every process of a fleet finds it back
+// within about that long of each other.
+const RETRY_MS = 250;
+// A lease Redis granted too late goes back unless a call takes it within this long.
+const SPARE_MS = 250;
 // A store waiting for a response that another process awaits asks again this
 // often, in case a wake-up message was lost (with pub/sub) or could not be
 // sent (without).
@@ -104,9 +104,15 @@ function randomId(): string {
  * requests in flight once a second in one call per key: a process that dies
  * or freezes gives its budget back within about 2 s, and a frozen one never
  * sends on a lease that lapsed. Waiting processes take turns, one request
- * each per round, and are woken through pub/sub. Every key expires. When Redis fails or is
- * slower than `commandTimeoutMs`, the store logs an `error` line and falls
- * back to this process's share of each window until Redis answers again.
+ * each per round, and are woken through pub/sub. Every key expires. A lease
+ * that lapses is counted as spent in its window (its request may have reached
+ * the service), unless its process gives it back unsent.
+ *
+ * When Redis fails or is slower than `commandTimeoutMs`, the store logs an
+ * `error` line and this process sends nothing new until Redis answers again:
+ * what the others spend meanwhile cannot be known without it. Its calls wait
+ * (each at most its `maxRetryDelayMs`), and one of them asks Redis every
+ * 250 ms.
  *
  * @example
  * ```ts
@@ -126,7 +132,6 @@ export class RedisQuotaStore implements QuotaStore {
   /** Names this store in Redis: its place in line and its count among members. */
   readonly #id = randomId();
   #leases = 0;
-  readonly #local = new LocalShare(() => Date.now());
   readonly #watches = new Map<string, Watch>();
   /** Buckets where this store has a place in Redis's line. */
   readonly #queued = new Set<string>();
@@ -137,12 +142,11 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #untimed = new Set<string>();
   /** While set, Redis is not asked before this time (epoch ms). */
   #downUntil = 0;
-  /**
-   * Until then (epoch ms) after Redis came back, leases it grants are also
-   * counted against this process's local part: other processes may not have
-   * found Redis back yet, and still spend their parts.
-   */
-  #settlingUntil = 0;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  /** How many times Redis was lost: a call sent before the last loss does not say it is back. */
+  #downSince = 0;
+  /** Leases Redis granted after the store stopped waiting for them, for the next call. */
+  readonly #spares: Array<{ bucket: string; lease: string; strikes: number }> = [];
   #closed = false;
 
   constructor(options: RedisQuotaStoreOptions) {
@@ -177,8 +181,8 @@ export class RedisQuotaStore implements QuotaStore {
       `${base}leases`,
       `${base}queue`,
       `${base}tickets`,
-      `${base}members`,
       `${base}turns`,
+      `${base}lapsed`,
     ];
   }
 
@@ -200,11 +204,6 @@ export class RedisQuotaStore implements QuotaStore {
     return redis.eval(script.source, keys, args);
   }
 
-  /** Whether the local share admits: Redis is lost, or the store closed. */
-  get #away(): boolean {
-    return this.#downUntil > 0 || this.#closed;
-  }
-
   /** Every call waiting on this store asks again. */
   #wakeAll(): void {
     for (const watch of this.#watches.values()) {
@@ -220,25 +219,29 @@ export class RedisQuotaStore implements QuotaStore {
     return this.#timed(this.#send(script, bucket, args));
   }
 
-  /** Runs `work` against Redis, or throws {@link RedisUnavailable} while it is down. */
-  async #shared<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` against Redis, or throws {@link RedisUnavailable}. While Redis
+   * fails, one admission every RETRY_MS finds out whether it is back; reports
+   * and renewals are always sent (they cost nothing when it is not).
+   */
+  async #shared<T>(work: () => Promise<T>, admitting = false): Promise<T> {
     const now = Date.now();
     if (this.#closed) throw new RedisUnavailable('the store is closed');
-    if (this.#downUntil > now) throw new RedisUnavailable('Redis is unreachable');
-    const wasDown = this.#downUntil > 0;
-    // One call at a time finds out whether Redis is back.
-    if (wasDown) this.#downUntil = now + RETRY_MS;
+    if (admitting && this.#downUntil > now) throw new RedisUnavailable('Redis is unreachable');
+    if (admitting && this.#downUntil > 0) this.#downUntil = now + RETRY_MS;
+    const sent = this.#downSince;
     try {
       const result = await work();
-      if (wasDown) {
+      // Back only once a call sent since it failed is answered.
+      if (this.#downUntil > 0 && sent === this.#downSince) {
         this.#downUntil = 0;
-        // Calls the local share held, with no end in sight, ask Redis now.
-        this.#wakeAll();
-        this.#settlingUntil = Date.now() + RETRY_MS + 2 * this.#timeoutMs;
-        // What this process saw while Redis was lost tightens what Redis remembers.
-        for (const [bucket, window] of this.#local.reports()) {
-          this.#report(bucket, '', { status: 200, window }).catch(() => undefined);
+        clearTimeout(this.#retry);
+        // Leases still in flight are taught to a Redis that lost them, and held calls ask now.
+        for (const bucket of this.#live.keys()) this.#renew(bucket).catch(() => undefined);
+        for (const [bucket, watch] of this.#watches) {
+          if (!watch.unsubscribe) this.#subscribe(bucket, watch);
         }
+        this.#wakeAll();
         this.#logger.warn(
           '[animal-store] Redis answers again: the quota is shared by every process again.',
         );
@@ -247,20 +250,19 @@ export class RedisQuotaStore implements QuotaStore {
     } catch (error) {
       if (error instanceof RedisUnavailable) throw error;
       const first = this.#downUntil === 0;
+      if (first) this.#downSince++;
       this.#downUntil = Date.now() + RETRY_MS;
+      // Held calls ask again once Redis may be asked again.
+      clearTimeout(this.#retry);
+      this.#retry = setTimeout(() => this.#wakeAll(), RETRY_MS);
+      unref(this.#retry);
       if (first) {
-        this.#local.begin();
-        const members = this.#local.members;
-        const share =
-          members > 0
-            ? `its part of each rate-limit window, split among the ${members} processes Redis last counted`
-            : 'one request per rate-limit window (Redis never said how many processes share the key)';
         // node-redis's message for a client never connected says only that it is closed.
         const hint = /client is closed/i.test(describe(error))
           ? ' Connect the client before passing it (await client.connect()).'
           : '';
         this.#logger.error(
-          `[animal-store] The Redis quota store failed (${describe(error)}); this process falls back to ${share}, until Redis answers again.${hint}`,
+          `[animal-store] The Redis quota store failed (${describe(error)}); this process sends no new request until Redis answers again (what the other processes spend cannot be known without it).${hint}`,
         );
       }
       throw new RedisUnavailable(describe(error));
@@ -273,20 +275,19 @@ export class RedisQuotaStore implements QuotaStore {
     const leaseMs = Number.isNaN(asked)
       ? DEFAULT_LEASE_MS
       : Math.min(Math.max(Math.ceil(asked), 1_000), HORIZON_MS);
+    const spare = this.#spare(bucket);
+    if (spare) return spare;
     try {
-      const admission = await this.#shared(() => this.#admit(bucket, leaseMs));
-      if (!('lease' in admission) || Date.now() >= this.#settlingUntil) return admission;
-      const held = this.#local.take(bucket);
-      if (held === undefined) return admission;
-      this.#forget(bucket, admission.lease);
-      this.#run(SCRIPTS.release, bucket, [admission.lease, this.#channel(bucket)]).catch(
-        () => undefined,
-      );
-      return held;
+      return await this.#shared(() => this.#admit(bucket, leaseMs), true);
     } catch (error) {
       if (!(error instanceof RedisUnavailable)) throw error;
-      const admission = await this.#local.admit(bucket);
-      return 'lease' in admission ? { lease: LOCAL + admission.lease } : admission;
+      if (this.#closed) {
+        throw new AnimalStoreError(
+          'This RedisQuotaStore was closed: close it only after the last call of the clients that use it.',
+        );
+      }
+      // Untimed: the call waits at most its maxRetryDelayMs for Redis to answer.
+      return { reason: 'budget-unknown' };
     }
   }
 
@@ -296,14 +297,19 @@ export class RedisQuotaStore implements QuotaStore {
     const asked = performance.now();
     const sent = this.#send(SCRIPTS.admit, bucket, args);
     let answered = true;
-    // Redis may still run a script it answered too late: a lease granted then goes back.
-    sent.then(
-      (reply) => {
-        if (answered || !Array.isArray(reply) || Number(reply[0]) !== 1) return;
-        this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]).catch(() => undefined);
-      },
-      () => undefined,
-    );
+    // Redis may answer too late: a lease granted then is kept for the next
+    // call of this process that asks (woken now), and goes back if none does.
+    sent
+      .then((reply) => {
+        if (answered) return;
+        const late = readAdmission(reply, lease);
+        if (!('lease' in late)) return;
+        this.#lend(bucket, lease, asked, leaseMs);
+        this.#spares.push({ bucket, lease, strikes: late.strikes ?? 0 });
+        this.#wakeAll();
+        unref(setTimeout(() => this.#spare(bucket, lease), SPARE_MS));
+      })
+      .catch(() => undefined);
     let reply: unknown;
     try {
       reply = await this.#timed(sent);
@@ -311,13 +317,10 @@ export class RedisQuotaStore implements QuotaStore {
       answered = false;
       throw error;
     }
-    const { admission, members, index } = readAdmission(reply, lease);
-    this.#local.counted(members, index);
+    const admission = readAdmission(reply, lease);
     if ('lease' in admission) {
       this.#queued.delete(bucket);
-      const leases = this.#live.get(bucket) ?? new Map<string, Live>();
-      this.#live.set(bucket, leases);
-      leases.set(lease, { heldUntil: asked + LIFE_MS - MARGIN_MS, renewUntil: asked + leaseMs });
+      this.#lend(bucket, lease, asked, leaseMs);
     } else {
       this.#queued.add(bucket);
     }
@@ -325,6 +328,31 @@ export class RedisQuotaStore implements QuotaStore {
     if ('reason' in admission && admission.waitMs === undefined) this.#untimed.add(bucket);
     else this.#untimed.delete(bucket);
     return admission;
+  }
+
+  /** Records a lease Redis granted to a script sent at `asked`, and renews it. */
+  #lend(bucket: string, lease: string, asked: number, leaseMs: number): void {
+    const leases = this.#live.get(bucket) ?? new Map<string, Live>();
+    this.#live.set(bucket, leases);
+    leases.set(lease, { heldUntil: asked + LIFE_MS - MARGIN_MS, renewUntil: asked + leaseMs });
+    this.#renewing();
+  }
+
+  /**
+   * Takes the bucket's lease granted too late (the one given, or the first
+   * that still holds); those lapsed, and `lease` when given, go back.
+   */
+  #spare(bucket: string, lease?: string): Admission | undefined {
+    for (let i = 0; i < this.#spares.length; i++) {
+      const spare = this.#spares[i]!;
+      if (spare.bucket !== bucket || (lease !== undefined && spare.lease !== lease)) continue;
+      this.#spares.splice(i--, 1);
+      if (lease === undefined && this.holds(bucket, spare.lease)) {
+        return { lease: spare.lease, strikes: spare.strikes };
+      }
+      void this.release(bucket, spare.lease);
+    }
+    return undefined;
   }
 
   /** Whether a lease Redis granted still holds: a request must not leave on one that lapsed. */
@@ -357,9 +385,9 @@ export class RedisQuotaStore implements QuotaStore {
   async #renew(bucket: string): Promise<void> {
     const now = performance.now();
     const leases = this.#live.get(bucket) ?? new Map<string, Live>();
-    // A lease past its request's time limit is no longer renewed, and lapses.
-    const renewed = [...leases].filter(([, live]) => live.renewUntil > now);
-    const reply = await this.#shared(() =>
+    // A lease past its request's time limit, or that may have lapsed, is no longer renewed.
+    const renewed = [...leases].filter(([, live]) => live.renewUntil > now && live.heldUntil > now);
+    await this.#shared(() =>
       this.#run(SCRIPTS.renew, bucket, [
         this.#id,
         String(LIFE_MS),
@@ -367,27 +395,19 @@ export class RedisQuotaStore implements QuotaStore {
         ...renewed.map(([lease]) => lease),
       ]),
     );
-    const lapsed = new Set(Array.isArray(reply) ? reply.map(String) : []);
-    for (const [lease, live] of renewed) {
-      live.heldUntil = lapsed.has(lease) ? 0 : now + LIFE_MS - MARGIN_MS;
-    }
+    for (const [, live] of renewed) live.heldUntil = now + LIFE_MS - MARGIN_MS;
   }
 
   async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
     this.#forget(bucket, lease);
-    const local = lease.startsWith(LOCAL);
-    // What this process saw also teaches its local share, should Redis fail.
-    const lost = this.#away;
-    await this.#local.observe(bucket, local ? lease.slice(1) : lease, observation, { local, lost });
     await this.#shared(() => this.#report(bucket, lease, observation)).catch((error: unknown) => {
       if (!(error instanceof RedisUnavailable)) throw error;
     });
   }
 
-  /** Runs the observe script; its answer also keeps the count of processes fresh. */
   async #report(bucket: string, lease: string, observation: Observation): Promise<void> {
     const { status, window, cooldownMs } = observation;
-    const reply = await this.#run(SCRIPTS.observe, bucket, [
+    await this.#run(SCRIPTS.observe, bucket, [
       lease,
       String(status),
       window ? String(window.limit) : '',
@@ -402,20 +422,10 @@ export class RedisQuotaStore implements QuotaStore {
       observation.guessed ? '1' : '0',
       String(window?.tookMs ?? 0),
     ]);
-    const [members, index] = Array.isArray(reply) ? reply.map(Number) : [];
-    if (
-      Number.isSafeInteger(members) &&
-      Number.isSafeInteger(index) &&
-      index! >= 0 &&
-      index! < members!
-    ) {
-      this.#local.counted(members!, index!);
-    }
   }
 
   async release(bucket: string, lease: string): Promise<void> {
     this.#forget(bucket, lease);
-    if (lease.startsWith(LOCAL)) return this.#local.release(bucket, lease.slice(1));
     await this.#shared(() =>
       this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]),
     ).catch((error: unknown) => {
@@ -433,7 +443,7 @@ export class RedisQuotaStore implements QuotaStore {
       };
       const recheck = this.#redis.subscribe ? RECHECK_SUBSCRIBED_MS : RECHECK_POLLING_MS;
       created.timer = setInterval(() => {
-        if (this.#untimed.has(bucket) || this.#away) {
+        if (this.#untimed.has(bucket)) {
           for (const wake of created.listeners) wake();
         }
       }, recheck);
@@ -444,13 +454,8 @@ export class RedisQuotaStore implements QuotaStore {
     }
     const { listeners } = watch;
     const own = watch;
-    // The local share's changes matter only while it admits.
-    const stopLocal = this.#local.watch(bucket, () => {
-      if (this.#away) listener();
-    });
     listeners.add(listener);
     return () => {
-      stopLocal();
       listeners.delete(listener);
       if (listeners.size > 0 || this.#watches.get(bucket) !== own) return;
       this.#watches.delete(bucket);
@@ -482,7 +487,11 @@ export class RedisQuotaStore implements QuotaStore {
         wake();
         return unsubscribe;
       },
-      () => undefined,
+      () => {
+        // Subscribed again once Redis answers again.
+        watch.unsubscribe = undefined;
+        return undefined;
+      },
     );
   }
 
@@ -502,14 +511,13 @@ export class RedisQuotaStore implements QuotaStore {
 
   /**
    * Ends the store's subscriptions, the connection it opened for them (never
-   * the client it was given) and its renewals. From then on it is the local
-   * share, as when Redis is lost: nothing more of the windows it was in, then
-   * this process's part of each later one; calls waiting now ask it at once.
+   * the client it was given) and its renewals. Calls that ask it from then
+   * on, and those waiting now, fail with an {@link AnimalStoreError}.
    */
   async close(): Promise<void> {
     if (!this.#closed) {
-      if (this.#downUntil === 0) this.#local.begin();
       this.#closed = true;
+      clearTimeout(this.#retry);
       clearInterval(this.#renewal);
       this.#renewal = undefined;
       this.#wakeAll();
@@ -519,29 +527,17 @@ export class RedisQuotaStore implements QuotaStore {
 }
 
 /** What the admission script answered, checked. */
-function readAdmission(
-  reply: unknown,
-  lease: string,
-): { admission: Admission; members: number; index: number } {
+function readAdmission(reply: unknown, lease: string): Admission {
   if (Array.isArray(reply)) {
-    const [granted, second, ...rest] = reply as unknown[];
-    const lent = granted === 1 || granted === '1';
-    const [members, index] = (lent ? rest : rest.slice(1)).map(Number);
-    const counted =
-      Number.isSafeInteger(members) &&
-      Number.isSafeInteger(index) &&
-      index! >= 0 &&
-      index! < members!;
-    if (counted && lent && second === lease) {
-      const strikes = Number(rest[2] ?? 0);
-      return { admission: { lease, strikes }, members: members!, index: index! };
+    const [granted, second, third] = reply as unknown[];
+    if ((granted === 1 || granted === '1') && second === lease) {
+      return { lease, strikes: Number(third ?? 0) };
     }
-    const waitMs = Number(rest[0]);
-    if (counted && (granted === 0 || granted === '0') && HOLDS.has(String(second))) {
+    const waitMs = Number(third);
+    if ((granted === 0 || granted === '0') && HOLDS.has(String(second))) {
       if (Number.isFinite(waitMs) && waitMs <= HORIZON_MS) {
         const reason = String(second) as HoldReason;
-        const admission = waitMs < 0 ? { reason } : { reason, waitMs };
-        return { admission, members: members!, index: index! };
+        return waitMs < 0 ? { reason } : { reason, waitMs };
       }
     }
   }

@@ -13,9 +13,15 @@
 //   KEYS[2] leases   zset: lease -> expiry (epoch ms); short, renewed by the living process
 //   KEYS[3] queue    zset: store -> its next turn and arrival (turn * 1e6 + arrival)
 //   KEYS[4] tickets  zset: store -> expiry of its place in line (epoch ms), renewed the same way
-//   KEYS[5] members  zset: store -> last seen (epoch ms); how many share the key
-//   KEYS[6] turns    hash: store -> "next:at", the turn after the last one it was served, and when
+//   KEYS[5] turns    hash: store -> "next:at", the turn after the last one it was served, and when
+//   KEYS[6] lapsed   hash: lease -> the windows it was charged to when it lapsed ("w:<limit>=resetId ...")
 // Every key expires a minute after the last thing it remembers ends.
+//
+// A lease that lapses (its process died, froze or lost Redis) may have let a
+// request reach the service that nobody will report: it is charged to every
+// known window, as spent. A process that finds its lease lapsed before the
+// request left releases it, and the charge is given back to the windows that
+// are still the same.
 //
 // Turns go round: each request of a store takes the store's next turn, and a
 // store that was idle starts at the turn last served. A store is admitted
@@ -24,7 +30,7 @@
 // request per round, whatever its concurrency or its distance to Redis.
 
 const PRELUDE = `
-local S, L, Q, T, M, U = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local S, L, Q, T, U, G = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local MAX_WINDOWS = 4
@@ -41,9 +47,51 @@ local function within_day(x)
   return math.max(0, math.min(x, DAY))
 end
 
--- Forgets lapsed leases and places in line; how many it forgot.
+-- The windows known now, as "w:<limit>" -> { remaining, resetId, resetAt }.
+local function known_windows()
+  local windows = {}
+  local fields = redis.call('HGETALL', S)
+  for i = 1, #fields, 2 do
+    if string.sub(fields[i], 1, 2) == 'w:' then
+      local r, id, at = string.match(fields[i + 1], '^(%d+):(%d+):(%d+)$')
+      if at and tonumber(at) > now then windows[fields[i]] = { tonumber(r), id, at } end
+    end
+  end
+  return windows
+end
+
+-- Charges lapsed leases to every known window, and remembers where.
+local function charge(leases)
+  if redis.call('HLEN', G) > 1024 then redis.call('DEL', G) end
+  local where = {}
+  for k, w in pairs(known_windows()) do
+    redis.call('HSET', S, k, fmt(math.max(0, w[1] - #leases)) .. ':' .. w[2] .. ':' .. w[3])
+    where[#where + 1] = k .. '=' .. w[2]
+  end
+  if #where == 0 then return end
+  for _, lease in ipairs(leases) do redis.call('HSET', G, lease, table.concat(where, ' ')) end
+end
+
+-- A lapsed lease whose request never left: its charge goes back to the windows still the same.
+local function give_back(lease)
+  local where = redis.call('HGET', G, lease)
+  if not where then return end
+  redis.call('HDEL', G, lease)
+  local windows = known_windows()
+  for k, id in string.gmatch(where, '(w:%d+)=(%d+)') do
+    local w = windows[k]
+    if w and w[2] == id then redis.call('HSET', S, k, fmt(w[1] + 1) .. ':' .. w[2] .. ':' .. w[3]) end
+  end
+end
+
+-- Forgets lapsed leases (charging them) and places in line; how many it forgot.
 local function purge()
-  local gone = redis.call('ZREMRANGEBYSCORE', L, '-inf', now)
+  local lapsed = redis.call('ZRANGEBYSCORE', L, '-inf', now)
+  local gone = #lapsed
+  if gone > 0 then
+    redis.call('ZREMRANGEBYSCORE', L, '-inf', now)
+    charge(lapsed)
+  end
   gone = gone + redis.call('ZREMRANGEBYSCORE', L, '(' .. fmt(now + DAY), '+inf')
   redis.call('ZREMRANGEBYSCORE', T, '(' .. fmt(now + DAY), '+inf')
   local probe = redis.call('HGET', S, 'probe')
@@ -158,33 +206,18 @@ local function touch()
     if top[2] then last = math.max(last, tonumber(top[2])) end
   end
   local ttl = fmt(math.min(last - now, 2 * DAY) + 60000)
-  for _, key in ipairs({ S, L, Q, T, M, U }) do redis.call('PEXPIRE', key, ttl) end
-end
-
--- How many stores Redis counts, and how many have an id below this one's.
-local function count(store)
-  local members, index = 0, 0
-  for _, id in ipairs(redis.call('ZRANGE', M, 0, -1)) do
-    members = members + 1
-    if id < store then index = index + 1 end
-  end
-  return members, index
+  for _, key in ipairs({ S, L, Q, T, U, G }) do redis.call('PEXPIRE', key, ttl) end
 end
 `;
 
 /**
  * ARGV: lease, store, leaseMs, wake channel.
- * Reply: {1, lease, members, index, strikes} or {0, reason, waitMs (-1: until a
- * response), members, index}; `index` is how many live stores have an id
- * below this one's, which splits a window among them when Redis is lost.
+ * Reply: {1, lease, strikes} or {0, reason, waitMs (-1: until a response)}.
  */
 const ADMIT = `${PRELUDE}
 local lease, store, channel = ARGV[1], ARGV[2], ARGV[4]
 local leaseMs = math.max(1, within_day(ARGV[3]))
 local lapsed = purge()
-redis.call('ZADD', M, fmt(now), store)
-redis.call('ZREMRANGEBYSCORE', M, '-inf', fmt(now - 60000))
-local members, index = count(store)
 local inflight, known, left, reset, cooldown, _, quiet = budget()
 
 -- This store's turn: its place in line, or the next after its last one. A
@@ -209,7 +242,7 @@ local function deny(reason, waitMs)
   redis.call('ZADD', T, fmt(now + leaseMs), store)
   if lapsed > 0 then wake(channel) end
   touch()
-  return { 0, reason, waitMs, members, index }
+  return { 0, reason, waitMs }
 end
 
 if cooldown > now then return deny('cooldown', cooldown - now) end
@@ -217,11 +250,15 @@ if quiet > now then return deny('no-response', quiet - now) end
 if left ~= nil and left <= 0 then
   return deny(inflight > 0 and 'budget-in-flight' or 'budget-exhausted', reset - now)
 end
--- The turns of the others in line that come before this one.
-local before = 0
+-- The turns of the others that come before this one: those of the stores in
+-- line, and (ahead) one for each store served within BUSY_MS whose next turn
+-- is earlier (its requests are in flight, and it will ask again), until when.
+local before, busy, ahead = 0, nil, 0
 if left ~= nil or not known then
   local line = redis.call('ZRANGE', Q, 0, 255, 'WITHSCORES')
+  local waiting = {}
   for i = 1, #line, 2 do
+    waiting[line[i]] = true
     if line[i] ~= store then
       local score = tonumber(line[i + 1])
       local theirs = math.floor(score / ORDER)
@@ -231,14 +268,27 @@ if left ~= nil or not known then
       if turns > 0 then before = before + turns end
     end
   end
+  -- Past 512 stores seen in a minute (short-lived functions), only the line counts.
+  local others = redis.call('HLEN', U) <= 512 and redis.call('HGETALL', U) or {}
+  for i = 1, #others, 2 do
+    local id = others[i]
+    local next, at = string.match(others[i + 1], '^(%d+):(%d+)$')
+    next, at = tonumber(next), tonumber(at)
+    if not at or now - at > 60000 then
+      redis.call('HDEL', U, id)
+    elseif id ~= store and not waiting[id] and now - at <= BUSY_MS and next < turn then
+      ahead = ahead + 1
+      busy = math.min(busy or math.huge, at + BUSY_MS)
+    end
+  end
 end
 local learnt = left == nil or redis.call('HGET', S, 'strict') == '1'
 if not known then
   if redis.call('HGET', S, 'probe') or before > 0 then return deny('budget-unknown', -1) end
   redis.call('HSET', S, 'probe', lease)
   if learnt then take_learnt(0) end
-elseif left ~= nil and before >= left then
-  return deny('budget-in-flight', reset - now)
+elseif left ~= nil and before + ahead >= left then
+  return deny('budget-in-flight', math.min(reset, busy or reset) - now)
 elseif learnt then
   local took = take_learnt(inflight)
   if took == -1 then return deny('budget-in-flight', -1) end
@@ -253,7 +303,7 @@ if placed then
 end
 if lapsed > 0 then wake(channel) end
 touch()
-return { 1, lease, members, index, tonumber(redis.call('HGET', S, 'strikes')) or 0 }
+return { 1, lease, tonumber(redis.call('HGET', S, 'strikes')) or 0 }
 `;
 
 /**
@@ -263,7 +313,6 @@ return { 1, lease, members, index, tonumber(redis.call('HGET', S, 'strikes')) or
  * the window's stated length in ms (0 when not stated), guessed (0/1: the
  * cooldown is the client's back-off, which then paces the learnt rounds),
  * how long the response took (an approximate reset may be that old).
- * Reply: {members, index}, as the admission's.
  */
 const OBSERVE = `${PRELUDE}
 local lease, status = ARGV[1], tonumber(ARGV[2])
@@ -361,16 +410,17 @@ elseif status == 0 and cooldownMs > 0 then
 end
 if status == 429 then redis.call('HSET', S, 'known', '0') end
 redis.call('ZREM', L, lease)
+redis.call('HDEL', G, lease)
 if redis.call('HGET', S, 'probe') == lease then redis.call('HDEL', S, 'probe') end
 wake(channel)
 touch()
-return { count(ARGV[10]) }
+return 1
 `;
 
 /** ARGV: lease, wake channel. */
 const RELEASE = `${PRELUDE}
 purge()
-redis.call('ZREM', L, ARGV[1])
+if redis.call('ZREM', L, ARGV[1]) == 0 then give_back(ARGV[1]) end
 if redis.call('HGET', S, 'probe') == ARGV[1] then redis.call('HDEL', S, 'probe') end
 wake(ARGV[2])
 touch()
@@ -379,26 +429,22 @@ return 1
 
 /**
  * A living store keeps its leases and its place in line: ARGV: store, lifeMs,
- * wake channel, then the leases of its requests in flight. Reply: the leases
- * that had lapsed already (never renewed: their requests must not be sent).
+ * wake channel, then the leases of its requests in flight that it knows hold.
+ * One Redis lost (restarted empty, or failed over before it had them) is
+ * taught them again.
  */
 const RENEW = `${PRELUDE}
 local store, lifeMs, channel = ARGV[1], math.max(1, within_day(ARGV[2])), ARGV[3]
 local lapsed = purge()
 local expiry = fmt(now + lifeMs)
-local gone = {}
 for i = 4, #ARGV do
-  if redis.call('ZSCORE', L, ARGV[i]) then
-    redis.call('ZADD', L, expiry, ARGV[i])
-  else
-    gone[#gone + 1] = ARGV[i]
-  end
+  redis.call('ZADD', L, expiry, ARGV[i])
+  redis.call('HDEL', G, ARGV[i])
 end
 if redis.call('ZSCORE', Q, store) then redis.call('ZADD', T, expiry, store) end
-redis.call('ZADD', M, fmt(now), store)
 if lapsed > 0 then wake(channel) end
 touch()
-return gone
+return 1
 `;
 
 /** A store stops waiting. ARGV: store, wake channel. */

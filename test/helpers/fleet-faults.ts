@@ -1,0 +1,209 @@
+import { type FleetService, startFleet, startFleetService, type WorkerReport } from './fleet.js';
+import { type RedisProxy, startRedisProxy } from './redis-proxy.js';
+import { type RedisServer, startRedis } from './redis-server.js';
+
+/** What a fault may do: each worker reaches Redis through its own proxy. */
+export interface FaultContext {
+  readonly proxies: RedisProxy[];
+  /** SIGKILLs Redis, and starts an empty one `afterMs` later behind every proxy. */
+  restartRedis(afterMs: number): Promise<void>;
+  /** Resolves `ms` after the workers started calling. */
+  at(ms: number): Promise<void>;
+}
+
+export interface FaultRunOptions {
+  readonly workers: number;
+  /** Requests per window of the service's plan. */
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Calls in flight per worker. */
+  readonly concurrency: number;
+  readonly durationMs: number;
+  readonly maxRetryDelayMs?: number;
+  /** The fault, started with the run; it resolves once Redis is whole again. */
+  readonly fault?: (context: FaultContext) => Promise<void>;
+  /** More configuration of worker i. */
+  readonly each?: (i: number) => object;
+}
+
+export interface FaultRun {
+  /** Responses that were 429s. */
+  readonly limited: number;
+  /** The most requests the service counted in one window. */
+  readonly mostInAWindow: number;
+  /** Requests counted per window ÷ limit, over the windows the run covered whole. */
+  readonly goodput: number;
+  /** The busiest worker's completed calls ÷ the least busy one's. */
+  readonly fairness: number;
+  readonly completed: number[];
+  /** Failed calls, by error name, over every worker. */
+  readonly failed: Record<string, number>;
+  /**
+   * The longest the service heard nothing, from when Redis was whole again
+   * (or the first request) to the last request.
+   */
+  readonly silenceAfterMs: number;
+  /** How long from then until every worker had sent again (Infinity: one never did). */
+  readonly backAfterMs: number;
+  /** What the workers logged. */
+  readonly log: string;
+  readonly arrivals: FleetService['arrivals'];
+}
+
+let runs = 0;
+
+/** `workers` processes sharing one fresh key, each through its own proxy to one real Redis. */
+export async function runFaultFleet(options: FaultRunOptions): Promise<FaultRun> {
+  const { workers: count, limit, windowMs, concurrency, durationMs } = options;
+  let redis: RedisServer = await startRedis();
+  const proxies = await Promise.all(
+    Array.from({ length: count }, () => startRedisProxy(redis.port)),
+  );
+  const service = await startFleetService(limit, windowMs);
+  // Calls start on a window boundary, 2.5 s on at least (the workers boot
+  // meanwhile), so that whole windows are measured.
+  const start = Math.ceil((Date.now() + 2_500) / windowMs) * windowMs;
+  const end = start + durationMs;
+  const maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
+  let proxyIndex = 0;
+  const fleet = startFleet(count, service, {
+    apiKey: `faults-${process.pid}-${++runs}`,
+    start,
+    end,
+    concurrency,
+    timeoutMs: 5_000,
+    maxRetryDelayMs,
+    redis: (client) => ({ client, url: proxies[proxyIndex++]!.url }),
+    ...(options.each && { each: options.each }),
+  });
+  let whole = start;
+  const context: FaultContext = {
+    proxies,
+    at: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, start + ms - Date.now()))),
+    async restartRedis(afterMs) {
+      redis.process.kill('SIGKILL');
+      await new Promise((resolve) => setTimeout(resolve, afterMs));
+      redis = await startRedis();
+      for (const proxy of proxies) proxy.heal(redis.port);
+    },
+  };
+  try {
+    if (options.fault) {
+      await options.fault(context);
+      whole = Date.now();
+    }
+    const reports = await Promise.all(fleet.map((w) => w.report));
+    return measure(
+      service,
+      reports,
+      fleet.map((w) => w.log.join('')),
+      {
+        limit,
+        windowMs,
+        start,
+        end,
+        whole,
+      },
+    );
+  } finally {
+    for (const worker of fleet) worker.child.kill('SIGKILL');
+    await service.close();
+    await Promise.all(proxies.map((proxy) => proxy.close()));
+    await redis.stop();
+  }
+}
+
+function measure(
+  service: FleetService,
+  reports: Array<WorkerReport | undefined>,
+  logs: string[],
+  { limit, windowMs, start, end, whole }: Record<string, number>,
+): FaultRun {
+  const perWindow = new Map<string, number>();
+  let limited = 0;
+  for (const { window, status } of service.arrivals) {
+    if (status === 429) limited++;
+    else perWindow.set(window, (perWindow.get(window) ?? 0) + 1);
+  }
+  const covered: number[] = [];
+  for (let from = start!; from + windowMs! <= end!; from += windowMs!) {
+    // The mock names a window by its reset, in whole seconds.
+    const name = String(Math.ceil((from + windowMs!) / 1000));
+    covered.push((perWindow.get(name) ?? 0) / limit!);
+  }
+  const completed = reports.map((r) => r?.ok ?? 0);
+  const failed: Record<string, number> = {};
+  for (const report of reports) {
+    if (!report) failed.crashed = (failed.crashed ?? 0) + 1;
+    for (const [name, n] of Object.entries(report?.failed ?? {}))
+      failed[name] = (failed[name] ?? 0) + n;
+  }
+  const from = Math.max(whole!, service.arrivals[0]?.at ?? end!);
+  const times = [from, ...service.arrivals.map((a) => a.at).filter((at) => at > from)];
+  const silenceAfterMs = Math.max(0, ...times.slice(1).map((at, i) => at - times[i]!));
+  const backAfterMs = Math.max(
+    ...reports.map((_, i) => {
+      const first = service.arrivals.find((a) => a.worker === String(i) && a.at >= from);
+      return first ? first.at - from : Number.POSITIVE_INFINITY;
+    }),
+  );
+  return {
+    limited,
+    mostInAWindow: Math.max(0, ...perWindow.values()),
+    goodput: covered.reduce((a, b) => a + b, 0) / Math.max(1, covered.length),
+    fairness: Math.max(...completed) / Math.max(1, Math.min(...completed)),
+    completed,
+    failed,
+    silenceAfterMs,
+    backAfterMs,
+    log: logs.map((log, i) => `${i}: ${log}`).join('\n'),
+    arrivals: service.arrivals,
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The store's default `commandTimeoutMs`. */
+const COMMAND_TIMEOUT_MS = 250;
+
+/** The faults of the fleet's tests and benchmark, each starting 2 s into the calls. */
+export const FAULTS = {
+  'every Redis reply delayed 0–100 ms': async ({ proxies }: FaultContext) => {
+    for (const proxy of proxies) proxy.delay(0, 100);
+  },
+  [`every Redis reply delayed up to ${COMMAND_TIMEOUT_MS / 2} ms (half of commandTimeoutMs)`]:
+    async ({ proxies }: FaultContext) => {
+      for (const proxy of proxies) proxy.delay(0, COMMAND_TIMEOUT_MS / 2);
+    },
+  'every Redis reply delayed 0–400 ms': async ({ proxies }: FaultContext) => {
+    for (const proxy of proxies) proxy.delay(0, 400);
+  },
+  'one worker partitioned from Redis for 6 s (packets dropped)': async ({
+    proxies,
+    at,
+  }: FaultContext) => {
+    await at(2_000);
+    proxies[0]!.blackhole();
+    await sleep(6_000);
+    proxies[0]!.heal();
+  },
+  'one worker partitioned for 6 s (connections reset and refused)': async ({
+    proxies,
+    at,
+  }: FaultContext) => {
+    await at(2_000);
+    proxies[0]!.reset();
+    await sleep(6_000);
+    proxies[0]!.heal();
+  },
+  'every worker partitioned for 6 s (packets dropped)': async ({ proxies, at }: FaultContext) => {
+    await at(2_000);
+    for (const proxy of proxies) proxy.blackhole();
+    await sleep(6_000);
+    for (const proxy of proxies) proxy.heal();
+  },
+  'Redis SIGKILLed, restarted empty 1 s later': async ({ restartRedis, at }: FaultContext) => {
+    await at(2_000);
+    await restartRedis(1_000);
+  },
+} as const satisfies Record<string, (context: FaultContext) => Promise<void>>;

@@ -1,0 +1,72 @@
+// A fleet of real processes sharing one key through a real Redis that
+// misbehaves: every worker reaches it through a TCP proxy of our own on
+// loopback that delays, cuts (packets dropped, or connections reset and
+// refused) or survives a Redis restarted empty. Whatever Redis does, the
+// service sees no 429 and no window over its limit, no call fails, and the
+// fleet sends again within a window of Redis's return. With equal demand,
+// turns go round. Each worker runs the built SDK (`npm run build`).
+import { describe, expect, it } from 'vitest';
+import { FAULTS, type FaultRun, runFaultFleet } from './helpers/fleet-faults.js';
+
+const LIMIT = 10;
+const WINDOW_MS = 2_000;
+
+function expectSafe(run: FaultRun, limit = LIMIT) {
+  const why = `${JSON.stringify({ ...run, arrivals: undefined, log: undefined })}\n${run.log}`;
+  expect(run.limited, why).toBe(0);
+  expect(run.mostInAWindow, why).toBeLessThanOrEqual(limit);
+  expect(run.failed, why).toEqual({});
+  // Nobody stops sending for longer than a window once Redis is whole again.
+  expect(run.silenceAfterMs, why).toBeLessThanOrEqual(WINDOW_MS + 1_000);
+  // And every process sends again within that long, the one cut off included.
+  expect(run.backAfterMs, why).toBeLessThanOrEqual(WINDOW_MS + 1_000);
+}
+
+const faults: Array<keyof typeof FAULTS> = [
+  'every Redis reply delayed 0–400 ms',
+  'one worker partitioned from Redis for 6 s (packets dropped)',
+  'one worker partitioned for 6 s (connections reset and refused)',
+  'every worker partitioned for 6 s (packets dropped)',
+  'Redis SIGKILLed, restarted empty 1 s later',
+];
+
+describe('a fleet of 4 processes, 4 calls in flight each, 10 requests per 2 s, when Redis', () => {
+  it.each(faults)(
+    '%s: no 429, no call lost, sending again within a window',
+    async (name) => {
+      const run = await runFaultFleet({
+        workers: 4,
+        limit: LIMIT,
+        windowMs: WINDOW_MS,
+        concurrency: 4,
+        durationMs: 12_000,
+        fault: FAULTS[name],
+      });
+      expectSafe(run);
+      expect(run.completed.every((n) => n > 0)).toBe(true);
+    },
+    40_000,
+  );
+});
+
+describe('turns that go round, with equal demand', () => {
+  it.each([
+    [4, 10],
+    [8, 20],
+  ])(
+    '%i processes at %i requests per 2 s: the busiest completes at most 1.25 × the least busy',
+    async (workers, limit) => {
+      const run = await runFaultFleet({
+        workers,
+        limit,
+        windowMs: WINDOW_MS,
+        concurrency: 4,
+        durationMs: 12_000,
+      });
+      expectSafe(run, limit);
+      expect(run.goodput).toBeGreaterThanOrEqual(0.95);
+      expect(run.fairness, JSON.stringify(run.completed)).toBeLessThanOrEqual(1.25);
+    },
+    40_000,
+  );
+});
