@@ -6,12 +6,13 @@
  * proxy on loopback, which delays replies, cuts the worker off (packets held,
  * or connections reset and refused), or outlives a Redis SIGKILLed and
  * restarted empty. Then turns with equal demand: 4 and 8 processes at 10 and
- * 20 requests per 2 s. Each row runs RUNS times; the worst run is quoted.
+ * 20 requests per 2 s; and serverless churn. Each row runs RUNS times; the
+ * worst run is quoted.
  * Writes the "Fleet under Redis faults" section of bench/RESULTS.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { FAULTS, type FaultRun, runFaultFleet } from '../../test/helpers/fleet-faults.js';
+import { FAULTS, type FaultRun, runChurn, runFaultFleet } from '../../test/helpers/fleet-faults.js';
 
 const RUNS = Number(process.argv[2] ?? 3);
 const DURATION_MS = 14_000;
@@ -19,6 +20,8 @@ const DURATION_MS = 14_000;
 interface Row {
   name: string;
   runs: FaultRun[];
+  /** Whether fairness and the times after the fault mean anything (not with churn). */
+  steady?: boolean;
 }
 
 const rows: Row[] = [];
@@ -55,6 +58,19 @@ for (const [name, { workers, limit, fault }] of plans) {
   }
   rows.push({ name, runs });
 }
+const churn: FaultRun[] = [];
+for (let i = 0; i < RUNS; i++) {
+  const run = await runChurn();
+  churn.push(run);
+  console.error(
+    `churn #${i + 1}: ${run.limited} × 429, most ${run.mostInAWindow}/10, goodput ${run.goodput.toFixed(2)}, failed ${JSON.stringify(run.failed)}, ${run.killed} killed`,
+  );
+}
+rows.push({
+  name: 'serverless churn: 24 workers living 3 s, 4 at a time, every third SIGKILLed',
+  runs: churn,
+  steady: false,
+});
 
 const worst = (runs: FaultRun[], pick: (r: FaultRun) => number, most = true) =>
   runs.map(pick).reduce((a, b) => (most ? Math.max(a, b) : Math.min(a, b)));
@@ -68,8 +84,8 @@ const table = [
   '| run | 429s (each run) | most in a window | goodput (worst; range) | fairness, busiest ÷ least (worst) | failed calls | longest silence once Redis is whole (worst) | every worker sending again after (worst) |',
   '|---|---|---|---|---|---|---|---|',
   ...rows.map(
-    ({ name, runs }) =>
-      `| ${name} | ${runs.map((r) => r.limited).join(', ')} | ${worst(runs, (r) => r.mostInAWindow)} | ${worst(runs, (r) => r.goodput, false).toFixed(2)} (${range(runs, (r) => r.goodput)}) | ${worst(runs, (r) => r.fairness).toFixed(2)} | ${failed(runs)} | ${(worst(runs, (r) => r.silenceAfterMs) / 1000).toFixed(1)} s | ${(worst(runs, (r) => r.backAfterMs) / 1000).toFixed(1)} s |`,
+    ({ name, runs, steady = true }) =>
+      `| ${name} | ${runs.map((r) => r.limited).join(', ')} | ${worst(runs, (r) => r.mostInAWindow)} | ${worst(runs, (r) => r.goodput, false).toFixed(2)} (${range(runs, (r) => r.goodput)}) | ${steady ? worst(runs, (r) => r.fairness).toFixed(2) : '–'} | ${failed(runs)} | ${steady ? `${(worst(runs, (r) => r.silenceAfterMs) / 1000).toFixed(1)} s` : '–'} | ${steady ? `${(worst(runs, (r) => r.backAfterMs) / 1000).toFixed(1)} s` : '–'} |`,
   ),
 ];
 const section = `<!-- fleet-faults:start -->

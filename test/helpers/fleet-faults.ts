@@ -1,4 +1,10 @@
-import { type FleetService, startFleet, startFleetService, type WorkerReport } from './fleet.js';
+import {
+  type FleetService,
+  startFleet,
+  startFleetService,
+  startFleetWorker,
+  type WorkerReport,
+} from './fleet.js';
 import { type RedisProxy, startRedisProxy } from './redis-proxy.js';
 import { type RedisServer, startRedis } from './redis-server.js';
 
@@ -109,6 +115,67 @@ export async function runFaultFleet(options: FaultRunOptions): Promise<FaultRun>
     for (const worker of fleet) worker.child.kill('SIGKILL');
     await service.close();
     await Promise.all(proxies.map((proxy) => proxy.close()));
+    await redis.stop();
+  }
+}
+
+/**
+ * Serverless churn: `total` short-lived workers (`lifeMs` of calls each, 4 in
+ * flight), `atOnce` at a time, every third SIGKILLed at a random moment of its
+ * life, all on one key through one real Redis.
+ */
+export async function runChurn({
+  total = 24,
+  atOnce = 4,
+  lifeMs = 3_000,
+  limit = 10,
+  windowMs = 2_000,
+} = {}): Promise<FaultRun & { killed: number }> {
+  const redis = await startRedis();
+  const service = await startFleetService(limit, windowMs);
+  const apiKey = `churn-${process.pid}-${++runs}`;
+  const reports: Array<WorkerReport | undefined> = [];
+  const logs: string[] = [];
+  let next = 0;
+  let killed = 0;
+  const begin = Date.now() + 1_000;
+  const lane = async () => {
+    while (next < total) {
+      const i = next++;
+      const start = Date.now() + 1_000;
+      const worker = startFleetWorker({
+        url: service.url,
+        apiKey,
+        store: 'redis',
+        redis: { client: i % 2 ? 'ioredis' : 'node-redis', url: redis.url },
+        worker: String(i),
+        concurrency: 4,
+        start,
+        end: start + lifeMs,
+        timeoutMs: 5_000,
+        maxRetryDelayMs: 30_000,
+      });
+      if (i % 3 === 2) {
+        killed++;
+        setTimeout(() => worker.child.kill('SIGKILL'), 1_000 + Math.random() * lifeMs);
+        await worker.report;
+        continue;
+      }
+      reports.push(await worker.report);
+      logs.push(worker.log.join(''));
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: atOnce }, lane));
+    const end = Date.now();
+    const whole = Math.ceil(begin / windowMs) * windowMs;
+    const last = Math.floor(end / windowMs) * windowMs;
+    return {
+      ...measure(service, reports, logs, { limit, windowMs, start: whole, end: last, whole }),
+      killed,
+    };
+  } finally {
+    await service.close();
     await redis.stop();
   }
 }
