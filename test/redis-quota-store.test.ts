@@ -450,6 +450,59 @@ describe('when Redis is slow or gone', () => {
     unwatch();
   });
 
+  it('takes a window this process saw, and a restarted Redis lost, as spent: no probe into it', async () => {
+    let redis = await startRedis();
+    const proxy = await startRedisProxy(redis.port);
+    closers.push(async () => {
+      await proxy.close();
+      await redis.stop();
+    });
+    const client = createClient({ url: proxy.url, socket: { reconnectStrategy: 100 } });
+    client.on('error', () => undefined);
+    await client.connect();
+    const store = new RedisQuotaStore({
+      client,
+      prefix: 't:lost-window:',
+      logger: { error() {}, warn() {} },
+    });
+    closers.push(async () => {
+      await store.close();
+      await client.quit().catch(() => undefined);
+    });
+    const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    await store.observe(BUCKET, probe, { status: 200, window: window(0, 60_000) });
+    redis.process.kill('SIGKILL');
+    redis = await startRedis();
+    proxy.heal(redis.port);
+    let answer: Admission = { reason: 'budget-unknown' };
+    for (let i = 0; i < 40 && !('waitMs' in answer); i++) {
+      await sleep(100);
+      answer = await store.admit(BUCKET, { leaseMs: 10_000 });
+    }
+    // Held until the window it saw ends, instead of a probe the service would refuse.
+    expect(answer).toMatchObject({ reason: 'budget-exhausted' });
+    expect((answer as { waitMs: number }).waitMs).toBeGreaterThan(50_000);
+  });
+
+  it('gives up a place in line nobody here waits for any more', async () => {
+    const prefix = 't:abandoned:';
+    const { store: first } = await storeOf('node-redis', { prefix });
+    const { store: gaveUp } = await storeOf('ioredis', { prefix });
+    const { store: waiting } = await storeOf('ioredis', { prefix });
+    const probe = leaseOf(await first.admit(BUCKET, { leaseMs: 60_000 }));
+    // Held at once: the call gave up at its first hold (or was aborted), no watch.
+    expect(await gaveUp.admit(BUCKET, { leaseMs: 60_000 })).toEqual({ reason: 'budget-unknown' });
+    const unwatch = waiting.watch(BUCKET, () => undefined);
+    expect(await waiting.admit(BUCKET, { leaseMs: 60_000 })).toEqual({ reason: 'budget-unknown' });
+    expect(await admin.zCard(`${prefix}{${BUCKET}}:queue`)).toBe(2);
+    await sleep(2_500);
+    // The probe is still in flight (renewed); only the one still waiting keeps its place.
+    expect(await admin.zCard(`${prefix}{${BUCKET}}:queue`)).toBe(1);
+    await first.observe(BUCKET, probe, { status: 200, window: window(5) });
+    leaseOf(await waiting.admit(BUCKET, { leaseMs: 60_000 }));
+    unwatch();
+  });
+
   it('gives back a lease Redis granted after the store stopped waiting, when no call takes it', async () => {
     const prefix = 't:late:';
     const { store } = await storeOf('ioredis', { prefix, url: paused.url, commandTimeoutMs: 100 });

@@ -64,6 +64,11 @@ const DEFAULT_LEASE_MS = 60_000;
 const RETRY_MS = 250;
 // A lease Redis granted too late goes back unless a call takes it within this long.
 const SPARE_MS = 250;
+// The store logs losing Redis, and finding it back, once a minute at most.
+const LOG_EVERY_MS = 60_000;
+// A window this process saw is told to a Redis that lost it only while more
+// than this is left of it: a clock a little ahead does not hold a new window.
+const TELL_MS = 250;
 // A store waiting for a response that another process awaits asks again this
 // often, in case a wake-up message was lost (with pub/sub) or could not be
 // sent (without).
@@ -134,7 +139,7 @@ export class RedisQuotaStore implements QuotaStore {
   #leases = 0;
   readonly #watches = new Map<string, Watch>();
   /** Buckets where this store has a place in Redis's line. */
-  readonly #queued = new Set<string>();
+  readonly #queued = new Map<string, number>();
   /** Leases Redis granted, per bucket, whose requests are in flight. */
   readonly #live = new Map<string, Map<string, Live>>();
   #renewal: ReturnType<typeof setInterval> | undefined;
@@ -145,6 +150,9 @@ export class RedisQuotaStore implements QuotaStore {
   #retry: ReturnType<typeof setTimeout> | undefined;
   /** How many times Redis was lost: a call sent before the last loss does not say it is back. */
   #downSince = 0;
+  readonly #logged = new Map<'error' | 'warn', number>();
+  /** The last window this process saw per bucket, whose count Redis may lose. */
+  readonly #windows = new Map<string, { limit: number; resetId: number; resetAt: number }>();
   /** Leases Redis granted after the store stopped waiting for them, for the next call. */
   readonly #spares: Array<{ bucket: string; lease: string; strikes: number }> = [];
   #closed = false;
@@ -236,15 +244,9 @@ export class RedisQuotaStore implements QuotaStore {
       if (this.#downUntil > 0 && sent === this.#downSince) {
         this.#downUntil = 0;
         clearTimeout(this.#retry);
-        // Leases still in flight are taught to a Redis that lost them, and held calls ask now.
-        for (const bucket of this.#live.keys()) this.#renew(bucket).catch(() => undefined);
-        for (const [bucket, watch] of this.#watches) {
-          if (!watch.unsubscribe) this.#subscribe(bucket, watch);
-        }
-        this.#wakeAll();
-        this.#logger.warn(
-          '[animal-store] Redis answers again: the quota is shared by every process again.',
-        );
+        try {
+          this.#recovered();
+        } catch {}
       }
       return result;
     } catch (error) {
@@ -261,12 +263,36 @@ export class RedisQuotaStore implements QuotaStore {
         const hint = /client is closed/i.test(describe(error))
           ? ' Connect the client before passing it (await client.connect()).'
           : '';
-        this.#logger.error(
-          `[animal-store] The Redis quota store failed (${describe(error)}); this process sends no new request until Redis answers again (what the other processes spend cannot be known without it).${hint}`,
+        this.#log(
+          'error',
+          `The Redis quota store failed (${describe(error)}); this process sends no new request until Redis answers again (what the other processes spend cannot be known without it).${hint}`,
         );
       }
       throw new RedisUnavailable(describe(error));
     }
+  }
+
+  /**
+   * Redis answers again: leases still in flight are taught to a Redis that
+   * lost them, watches subscribe again, and held calls ask now.
+   */
+  #recovered(): void {
+    for (const bucket of this.#live.keys()) this.#renew(bucket).catch(() => undefined);
+    for (const [bucket, watch] of this.#watches) {
+      if (!watch.unsubscribe) this.#subscribe(bucket, watch);
+    }
+    this.#wakeAll();
+    this.#log('warn', 'Redis answers again: the quota is shared by every process again.');
+  }
+
+  /** One line of each kind a minute at most: a Redis that flaps does not flood the log. */
+  #log(level: 'error' | 'warn', line: string): void {
+    const now = Date.now();
+    if (now - (this.#logged.get(level) ?? Number.NEGATIVE_INFINITY) < LOG_EVERY_MS) return;
+    this.#logged.set(level, now);
+    try {
+      this.#logger[level](`[animal-store] ${line}`);
+    } catch {}
   }
 
   async admit(bucket: string, request?: AdmitRequest): Promise<Admission> {
@@ -275,7 +301,7 @@ export class RedisQuotaStore implements QuotaStore {
     const leaseMs = Number.isNaN(asked)
       ? DEFAULT_LEASE_MS
       : Math.min(Math.max(Math.ceil(asked), 1_000), HORIZON_MS);
-    const spare = this.#spare(bucket);
+    const spare = this.#closed ? undefined : this.#spare(bucket);
     if (spare) return spare;
     try {
       return await this.#shared(() => this.#admit(bucket, leaseMs), true);
@@ -294,6 +320,10 @@ export class RedisQuotaStore implements QuotaStore {
   async #admit(bucket: string, leaseMs: number): Promise<Admission> {
     const lease = `${this.#id}.${++this.#leases}`;
     const args = [lease, this.#id, String(LIFE_MS), this.#channel(bucket)];
+    // The last window seen here, should Redis have lost it (restarted empty).
+    const seen = this.#windows.get(bucket);
+    const left = (seen?.resetAt ?? 0) - Date.now();
+    if (seen && left > TELL_MS) args.push(String(seen.limit), String(seen.resetId), String(left));
     const asked = performance.now();
     const sent = this.#send(SCRIPTS.admit, bucket, args);
     let answered = true;
@@ -318,11 +348,17 @@ export class RedisQuotaStore implements QuotaStore {
       throw error;
     }
     const admission = readAdmission(reply, lease);
+    if (this.#closed) {
+      if ('lease' in admission) {
+        this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]).catch(() => undefined);
+      }
+      throw new RedisUnavailable('the store is closed');
+    }
     if ('lease' in admission) {
       this.#queued.delete(bucket);
       this.#lend(bucket, lease, asked, leaseMs);
     } else {
-      this.#queued.add(bucket);
+      this.#queued.set(bucket, performance.now());
     }
     this.#renewing();
     if ('reason' in admission && admission.waitMs === undefined) this.#untimed.add(bucket);
@@ -375,7 +411,15 @@ export class RedisQuotaStore implements QuotaStore {
         this.#renewal = undefined;
         return;
       }
-      for (const bucket of new Set([...this.#live.keys(), ...this.#queued])) {
+      // A place in line nobody here waits for (the call gave up at its first
+      // hold, or was aborted meanwhile) is given up, not renewed.
+      const now = performance.now();
+      for (const [bucket, since] of this.#queued) {
+        if (this.#watches.has(bucket) || now - since < RENEW_MS) continue;
+        this.#queued.delete(bucket);
+        this.#run(SCRIPTS.leave, bucket, [this.#id, this.#channel(bucket)]).catch(() => undefined);
+      }
+      for (const bucket of new Set([...this.#live.keys(), ...this.#queued.keys()])) {
         this.#renew(bucket).catch(() => undefined);
       }
     }, RENEW_MS);
@@ -400,6 +444,14 @@ export class RedisQuotaStore implements QuotaStore {
 
   async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
     this.#forget(bucket, lease);
+    const { window } = observation;
+    if (window) {
+      const { limit, resetId, resetInMs } = window;
+      const windows = this.#windows;
+      windows.delete(bucket);
+      windows.set(bucket, { limit, resetId, resetAt: Date.now() + resetInMs });
+      if (windows.size > 256) windows.delete(windows.keys().next().value!);
+    }
     await this.#shared(() => this.#report(bucket, lease, observation)).catch((error: unknown) => {
       if (!(error instanceof RedisUnavailable)) throw error;
     });
@@ -478,8 +530,11 @@ export class RedisQuotaStore implements QuotaStore {
     const named = (message: string) => {
       if (message.split(' ').includes(this.#id)) wake();
     };
-    watch.unsubscribe = within(
+    const subscribed = Promise.resolve().then(() =>
       subscribe.call(this.#redis, this.#channel(bucket), named),
+    );
+    watch.unsubscribe = within(
+      subscribed,
       this.#timeoutMs,
       `Redis did not confirm a subscription within ${this.#timeoutMs} ms`,
     ).then(
@@ -488,8 +543,11 @@ export class RedisQuotaStore implements QuotaStore {
         return unsubscribe;
       },
       () => {
-        // Subscribed again once Redis answers again.
+        // Subscribed again once Redis answers again; one confirmed late is ended.
         watch.unsubscribe = undefined;
+        subscribed
+          .then((unsubscribe) => (typeof unsubscribe === 'function' ? unsubscribe() : undefined))
+          .catch(() => undefined);
         return undefined;
       },
     );
@@ -521,8 +579,16 @@ export class RedisQuotaStore implements QuotaStore {
       clearInterval(this.#renewal);
       this.#renewal = undefined;
       this.#wakeAll();
+      for (const { bucket, lease } of this.#spares.splice(0)) {
+        this.#run(SCRIPTS.release, bucket, [lease, this.#channel(bucket)]).catch(() => undefined);
+      }
     }
-    await this.#redis.close?.();
+    // The subscriber connection of a Redis that does not answer is not waited for.
+    await within(
+      Promise.resolve().then(() => this.#redis.close?.()),
+      this.#timeoutMs,
+      'Redis did not close in time',
+    ).catch(() => undefined);
   }
 }
 

@@ -27,7 +27,7 @@
 // store that was idle starts at the turn last served. A store is admitted
 // once the budget covers every turn that comes before its own (the turns of
 // the stores waiting in line), so with equal demand each store gets one
-// request per round, whatever its concurrency or its distance to Redis.
+// request per round, whatever its concurrency.
 
 const PRELUDE = `
 local S, L, Q, T, U, G = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -211,13 +211,20 @@ end
 `;
 
 /**
- * ARGV: lease, store, leaseMs, wake channel.
+ * ARGV: lease, store, leaseMs, wake channel, and optionally the last window
+ * the store saw: its limit, resetId and ms until its reset.
  * Reply: {1, lease, strikes} or {0, reason, waitMs (-1: until a response)}.
  */
 const ADMIT = `${PRELUDE}
 local lease, store, channel = ARGV[1], ARGV[2], ARGV[4]
 local leaseMs = math.max(1, within_day(ARGV[3]))
 local lapsed = purge()
+-- A window a process saw that Redis does not know (Redis lost it: restarted
+-- empty, failed over) is taken as spent: what remained may have been sent.
+if ARGV[7] and not redis.call('HGET', S, 'w:' .. ARGV[5]) then
+  local id, ms = tonumber(ARGV[6]), within_day(ARGV[7])
+  if id and ms > 0 then redis.call('HSET', S, 'w:' .. ARGV[5], '0:' .. fmt(id) .. ':' .. fmt(now + ms)) end
+end
 local inflight, known, left, reset, cooldown, _, quiet = budget()
 
 -- This store's turn: its place in line, or the next after its last one. A
@@ -268,8 +275,9 @@ if left ~= nil or not known then
       if turns > 0 then before = before + turns end
     end
   end
-  -- Past 512 stores seen in a minute (short-lived functions), only the line counts.
-  local others = redis.call('HLEN', U) <= 512 and redis.call('HGETALL', U) or {}
+  -- Past 512 stores seen (short-lived functions), the turns start over.
+  if redis.call('HLEN', U) > 512 then redis.call('DEL', U) end
+  local others = redis.call('HGETALL', U)
   for i = 1, #others, 2 do
     local id = others[i]
     local next, at = string.match(others[i + 1], '^(%d+):(%d+)$')
