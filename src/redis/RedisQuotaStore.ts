@@ -444,17 +444,23 @@ export class RedisQuotaStore implements QuotaStore {
 
   async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
     this.#forget(bucket, lease);
+    const seenAt = Date.now();
+    try {
+      await this.#shared(() => this.#report(bucket, lease, observation));
+    } catch (error) {
+      if (!(error instanceof RedisUnavailable)) throw error;
+      return;
+    }
+    // Remembered once Redis has it: should Redis lose it, this process says so.
+    // An estimated reset (seconds-until) names its window differently in each process.
     const { window } = observation;
-    if (window) {
+    if (window && !window.approximate) {
       const { limit, resetId, resetInMs } = window;
       const windows = this.#windows;
       windows.delete(bucket);
-      windows.set(bucket, { limit, resetId, resetAt: Date.now() + resetInMs });
+      windows.set(bucket, { limit, resetId, resetAt: seenAt + resetInMs });
       if (windows.size > 256) windows.delete(windows.keys().next().value!);
     }
-    await this.#shared(() => this.#report(bucket, lease, observation)).catch((error: unknown) => {
-      if (!(error instanceof RedisUnavailable)) throw error;
-    });
   }
 
   async #report(bucket: string, lease: string, observation: Observation): Promise<void> {

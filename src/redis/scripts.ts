@@ -124,6 +124,8 @@ local function budget()
       r, id, at = tonumber(r), tonumber(id), tonumber(at)
       if not at or at <= now then
         redis.call('HDEL', S, k)
+        -- Remembered, so that a process that saw it does not tell it back as lost.
+        if id then redis.call('HSET', S, 'ended:' .. k, id) end
         redis.call('HSET', S, 'known', '0')
         known = false
       else
@@ -219,11 +221,13 @@ const ADMIT = `${PRELUDE}
 local lease, store, channel = ARGV[1], ARGV[2], ARGV[4]
 local leaseMs = math.max(1, within_day(ARGV[3]))
 local lapsed = purge()
--- A window a process saw that Redis does not know (Redis lost it: restarted
--- empty, failed over) is taken as spent: what remained may have been sent.
+-- A window a process saw that Redis does not know, and did not see end
+-- (Redis lost it: restarted empty, failed over), is taken as spent: what
+-- remained of it may have been sent.
 if ARGV[7] and not redis.call('HGET', S, 'w:' .. ARGV[5]) then
   local id, ms = tonumber(ARGV[6]), within_day(ARGV[7])
-  if id and ms > 0 then redis.call('HSET', S, 'w:' .. ARGV[5], '0:' .. fmt(id) .. ':' .. fmt(now + ms)) end
+  local ended = tonumber(redis.call('HGET', S, 'ended:w:' .. ARGV[5])) or -1
+  if id and id > ended and ms > 0 then redis.call('HSET', S, 'w:' .. ARGV[5], '0:' .. fmt(id) .. ':' .. fmt(now + ms)) end
 end
 local inflight, known, left, reset, cooldown, _, quiet = budget()
 
