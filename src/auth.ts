@@ -1,6 +1,5 @@
 import { AnimalStoreError } from './errors.js';
 
-/** Environment variable read when no `apiKey` option is given. */
 const API_KEY_ENV = 'ANIMAL_STORE_API_KEY';
 
 /** An environment variable where `process` exists (Node, Bun, Deno); `undefined` elsewhere or when empty. */
@@ -8,10 +7,6 @@ export function readEnv(name: string): string | undefined {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
     ?.env;
   return env?.[name] || undefined;
-}
-
-function fromEnvironment(): string | undefined {
-  return readEnv(API_KEY_ENV);
 }
 
 function describeBadCharacter(key: string): string | undefined {
@@ -25,16 +20,12 @@ function describeBadCharacter(key: string): string | undefined {
   return undefined;
 }
 
-/**
- * The API key from the option, else from `ANIMAL_STORE_API_KEY` where
- * `process` exists. Throws when it is missing or holds characters an HTTP
- * header cannot carry. Messages never include the key.
- */
+/** The API key from the option, else `ANIMAL_STORE_API_KEY`; checked, never quoted. */
 export function resolveApiKey(
   option: string | undefined,
   nearMiss?: () => string | undefined,
 ): string {
-  const key = option ?? fromEnvironment();
+  const key = option ?? readEnv(API_KEY_ENV);
   if (key === undefined || key === '') {
     const env = (globalThis as { process?: { env?: unknown } }).process?.env;
     const where = env
@@ -68,10 +59,8 @@ const hex = (buffer: ArrayBuffer) =>
   Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join('');
 
 /**
- * The name of one key's budget at one base URL: the hex SHA-256 of both, so
- * that no store, log or inspected object ever holds the key itself. Computed
- * at once where the runtime can (Node ≥ 20.16, Bun, Deno), so that the first
- * request does not wait; else with WebCrypto (browsers).
+ * The name of one key's budget at one base URL: the hex SHA-256 of both, never the key itself;
+ * at once where the runtime can (Node ≥ 20.16, Bun, Deno), else with WebCrypto (browsers).
  */
 export function bucketName(apiKey: string, baseUrl: string): string | Promise<string> {
   const text = `${baseUrl}\n${apiKey}`;
@@ -81,8 +70,8 @@ export function bucketName(apiKey: string, baseUrl: string): string | Promise<st
   const data = new TextEncoder().encode(text);
   const subtle = globalThis.crypto?.subtle;
   if (subtle) return subtle.digest('SHA-256', data).then(hex);
-  // Pages served over plain http have no WebCrypto: a 64-bit FNV-1a keeps the
-  // budgets of different keys apart in that page's memory.
+  // Pages over plain http have no WebCrypto: a 64-bit FNV-1a keeps keys apart in the page's memory.
+
   let hash = 0xcbf29ce484222325n;
   for (const byte of data) hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
   return `fnv1a-${hash.toString(16)}`;

@@ -41,7 +41,6 @@ const HOLDS: Record<HoldReason, string> = {
   'budget-unknown': 'the budget is unknown until the response to the first request arrives',
 };
 
-/** A 2xx answer: its parsed body, and what else the response said. */
 interface Answer {
   readonly body: unknown;
   readonly status: number;
@@ -53,13 +52,11 @@ interface Answer {
 class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaName>
   implements HoldRequest
 {
-  /** Attempts sent so far: p-retry's number of the last one that left. */
-  attempts = 0;
+  attempts = 0; // p-retry's number of the last one that left
   trace: CallTrace | undefined;
   decision: Decision | undefined; // on the last failed attempt
   lapsedSince: number | undefined; // when a lease of this call first lapsed before it was used
-  /** The wait after a 429 told already: the cooldown's hold is that wait, unless longer. */
-  told: number | undefined;
+  told: number | undefined; // the wait after a 429 told already, which the cooldown's hold repeats
 
   constructor(
     readonly ctx: CallContext,
@@ -68,7 +65,6 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     readonly timeoutMs: number,
     readonly maxRetries: number,
     readonly signal: AbortSignal | undefined,
-    /** This call's own headers, checked, when it has any. */
     readonly headers: Record<string, string> | undefined,
   ) {}
 
@@ -89,7 +85,6 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}`;
   }
 
-  /** Tells of a wait: `onRetry`, `hooks.beforeRetry` and the call's span. */
   notify(info: RetryInfo): void {
     this.ctx.notify(info);
     this.trace?.wait(info);
@@ -115,7 +110,6 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
       waitMs === undefined
         ? `, and none arrived within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service answers again.`
         : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
-    // No 429 came: the service (or the way to it) did not answer.
     if (reason === 'no-response') {
       return new ConnectionError(
         `${this.operation.name} was not sent: ${HOLDS[reason]}${when} Check the network and baseUrl.`,
@@ -182,7 +176,6 @@ function settled(ctx: CallContext, name: string, call: Call | undefined, thrown:
   });
 }
 
-/** Starts the call's span; tracing that fails is logged, never failing the call. */
 async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing>): Promise<void> {
   try {
     const { name, method, path } = call.operation;
@@ -192,7 +185,6 @@ async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing
   }
 }
 
-/** Checks the input and the call's options; the call to run. */
 async function prepare<In extends SchemaName, Out extends SchemaName>(
   ctx: CallContext,
   operation: Operation<In, Out>,
@@ -286,9 +278,8 @@ function attemptHeaders(
 }
 
 /**
- * One attempt: be admitted by the quota → send through openapi-fetch → read
- * status and headers → let the quota observe them → read the body → the
- * parsed 2xx body, or a typed error, with the decision on it kept on the call.
+ * One attempt: admitted by the quota → sent through openapi-fetch → status and headers observed
+ * by the quota → body read → the parsed 2xx body, or a typed error (its decision kept on the call).
  */
 async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Promise<Answer> {
   call.decision = undefined;
@@ -313,7 +304,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   const seen = hooks.afterResponse !== undefined;
   const timed = seen || ctx.log.enabled('debug');
   const started = timed ? performance.now() : 0;
-  // Only headers of the call's own, a beforeRequest hook or HTTP spans make headers per attempt.
+  // Only a call's own headers, a beforeRequest hook or spans make headers per attempt.
   let span: AttemptTrace | undefined;
   const prepare: PrepareHeaders | undefined =
     call.headers || hooks.beforeRequest || call.trace
@@ -431,7 +422,6 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     exchange.close();
     // Failed before its response was told: counted, since the request may have reached the service.
     if (!ended) void observe({ status: 0 });
-    // The store learns of the response while its body is read, and before the call goes on.
     await (call.signal ? untilAborted(observed, call.signal) : observed);
   }
 }
@@ -449,7 +439,7 @@ const placeholderHost = (baseUrl: string) => /\.example\.?$/i.test(new URL(baseU
 const PLACEHOLDER_ADVICE =
   'This host is a placeholder: pass baseUrl with the address your account was given (or set ANIMAL_STORE_BASE_URL, which is read when neither baseUrl nor environment is passed).';
 
-/** The error for an attempt without a response, or (`status`) whose body broke off; decided on the call. */
+/** The error for an attempt without a response, or whose body broke off (`status`); decided on the call. */
 function noResponse(
   ctx: CallContext,
   call: Call,
@@ -482,7 +472,8 @@ function noResponse(
   return new ConnectionError(`${call.label} ${what}`, { cause });
 }
 
-/** Resolves after `ms` (a back-off: at most 8 s); rejects with the signal's reason as soon as `signal` aborts. */
+/** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();

@@ -29,18 +29,13 @@ type WarningProcess = {
   emitWarning?: (message: string, options: { type: string; code: string }) => void;
 };
 
-// Shared through globalThis, so that the ESM and CommonJS builds loaded in
-// one process warn once between them.
+// Shared through globalThis: the ESM and CommonJS builds in one process warn once between them.
 const shared = globalThis as { [key: symbol]: unknown };
 const WARNED = Symbol.for('@animal-store/sdk/deprecations-warned@1');
 shared[WARNED] ??= new Set<string>();
 const warned = shared[WARNED] as Set<string>;
 
-/**
- * Emits a deprecation warning once per process and code: through
- * `process.emitWarning` where it exists (so `--no-deprecation` silences it),
- * else `console.warn`.
- */
+/** Warns once per process and code, through `process.emitWarning` where it exists (`--no-deprecation`). */
 function warnDeprecatedOnce(code: string, message: string): void {
   if (warned.has(code)) return;
   warned.add(code);
@@ -80,9 +75,7 @@ class LevelLogger {
     const line = `[animal-store] ${message}`;
     try {
       this.#sink[level](redact(line, this.#secret));
-    } catch {
-      // A logger that throws must not break a call, nor what the call guarantees.
-    }
+    } catch {}
   }
 }
 
@@ -133,12 +126,7 @@ export class CallContext {
     );
   }
 
-  /**
-   * The tracing to start a call with, when there is a provider: the one
-   * passed, else the one registered with `@opentelemetry/api` (looked up per
-   * call, so that one registered after the client was made counts). The
-   * tracing code loads on first use only.
-   */
+  /** The tracing of a call: the provider passed, else the one registered now; loaded on first use. */
   tracing(): Promise<Tracing> | undefined {
     const options = this.#settings.tracing;
     if (options === false) return undefined;
@@ -148,7 +136,6 @@ export class CallContext {
         options?.tracerProvider ??
         (globalThis as Record<symbol, { trace?: TracerProviderLike } | undefined>)[OTEL]?.trace;
     } catch (error) {
-      // Something else broke OpenTelemetry's global registry: not this call.
       this.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`);
     }
     if (!provider) return undefined;
@@ -164,10 +151,7 @@ export class CallContext {
     return this.#tracer;
   }
 
-  /**
-   * Calls a hook, never letting it break the call: a throw, or the rejection
-   * of a promise it returns (not awaited), is logged and ignored.
-   */
+  /** Calls a hook, never letting it break the call: a throw or a rejection is logged and ignored. */
   run<A>(name: string, hook: ((argument: A) => unknown) | undefined, argument: A): void {
     if (!hook) return;
     const failed = (error: unknown) =>
@@ -251,9 +235,8 @@ function holdsKey(url: string, apiKey: string): boolean {
   let decoded = url;
   try {
     decoded = decodeURIComponent(url);
-  } catch {
-    // A stray `%` decodes to nothing: the URL as given is checked alone.
-  }
+  } catch {}
+
   return redact(url, apiKey) !== url || redact(decoded, apiKey) !== decoded;
 }
 

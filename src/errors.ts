@@ -48,7 +48,6 @@ export class AnimalStoreError extends Error {
     }
     const { cause } = this;
     if (cause !== undefined) {
-      // Only an Error's name and message, or a primitive: an object's own toString could say anything.
       try {
         json.cause =
           cause instanceof Error
@@ -233,21 +232,13 @@ interface FailedResponse {
   readonly status: number;
   readonly statusText: string;
   readonly headers: Headers;
-  /** The body when it was the spec's `Error` JSON; its text for the message and for `rawBody`. */
   readonly body: ErrorBody | undefined;
   readonly text?: string | undefined;
   readonly rawBody?: string | undefined;
-  /** A 400 to a GET is about its parameters, to a POST about its body. */
   readonly method: 'GET' | 'POST';
   readonly rateLimit: RateLimitInfo | undefined;
-  /** `"GET /pets"`, for the message. */
   readonly request: string;
-  /**
-   * For a 429: the key's wait (what was asked, or more after 429s in a row;
-   * the client's back-off when too long), and what was asked; whether nothing
-   * was said (`guessed`); whether the wait is longer than `maxRetryDelayMs`;
-   * and the call's `maxRetries`, when they were spent.
-   */
+  /** For a 429: the key's wait, what was asked, whether nothing was said, whether too long; retries spent. */
   readonly retryAfterMs?: number | undefined;
   readonly askedMs?: number | undefined;
   readonly guessed?: boolean;
@@ -290,19 +281,15 @@ function rateLimitAdvice(response: FailedResponse): string {
   return ` ${asks}${spent === undefined ? '.' : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again after that.`}`;
 }
 
-/**
- * The {@link ApiError} of an HTTP status, whatever the body says; a body that is not the spec's
- * Error gives code `http_<status>` and a message saying what came back.
- */
+/** The {@link ApiError} of an HTTP status, whatever the body says (else code `http_<status>`). */
 export function errorFromResponse(response: FailedResponse): ApiError {
   const { status } = response;
   const parsed = response.body;
-  // A hostile body's message and code are cut to a size a log line can hold.
   const code = parsed ? parsed.code.slice(0, 100) : `http_${status}`;
   const said = parsed ? `${clip(parsed.message, 500)} (code ${code})` : describeBody(response);
   let head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
+  // A browser shows a redirect it did not follow as status 0.
   if (status === 0 || (status >= 300 && status < 400)) {
-    // A browser shows a redirect it did not follow as status 0, without Location.
     const location = response.headers.get('location');
     head = `${response.request} was answered with a redirect${status ? ` (HTTP ${status})` : ''}${location ? ` to ${JSON.stringify(location.slice(0, 200))}` : ''}, which the SDK does not follow, so nothing was sent there. Check baseUrl.`;
   }
@@ -333,16 +320,14 @@ export function errorFromResponse(response: FailedResponse): ApiError {
   }
 }
 
-// --- keeping the API key out of everything the SDK says, for any key length and depth of input ---
+// --- keeping the API key out of everything the SDK says ---
 
-// A short key counts only between characters that cannot continue a word, a
-// path, a header name or a base64 run (an `=` before or a `.`, `,` after may).
+// A short key (under LONG_SECRET) counts only as a token of its own: between characters that
+// cannot continue a word, a path, a header name or a base64 run (`=` before, `.` `,` after may).
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
-
-/** Keys this long are redacted wherever they stand; shorter ones only as whole tokens. */
 const LONG_SECRET = 12;
 
-/** `text` with `secret` (also as JSON quotes it) replaced by `[redacted]`; a short one only as a token of its own. */
+/** `text` with `secret` (also as JSON quotes it) replaced by `[redacted]`. */
 export function redact(text: string, secret: string): string {
   if (/["\\]/.test(secret)) text = redactOne(text, JSON.stringify(secret).slice(1, -1));
   return redactOne(text, secret);
@@ -393,7 +378,6 @@ export function redactJson(value: unknown, secret: string): unknown {
 
 /** `headers`, or (when one holds the key, or `copy` asks) a copy without the key in any value or name. */
 export function redactHeaders(headers: Headers, secret: string, copy = false): Headers {
-  // Header names arrive lowercased.
   const named = (name: string) =>
     secret.length >= LONG_SECRET && name.includes(secret.toLowerCase());
   let leaks = false;
@@ -434,11 +418,7 @@ export function scrubThrown<E>(error: E, secret: string): E {
   return error;
 }
 
-/**
- * `error`, or, when it cannot be shown free of the key (the key anywhere in
- * it, a getter that throws, a custom inspection, too much to walk), a plain
- * `Error` with the redacted message, name and code.
- */
+/** `error`, or when it cannot be shown free of the key, a plain `Error` with its redacted message, name, code. */
 export function redactError(error: unknown, secret: string): unknown {
   if (isClean(error, secret)) return error;
   const source = error as { message?: unknown; name?: unknown; code?: unknown };
@@ -478,9 +458,7 @@ function isClean(value: unknown, secret: string): boolean {
       }
       if (pending.length === 0) return true;
     }
-  } catch {
-    // A getter or a proxy that throws: nothing can be shown of it safely.
-  }
+  } catch {}
   return false;
 }
 

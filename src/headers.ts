@@ -1,11 +1,6 @@
-// What a response says about time, as pure functions of its headers and a
-// clock reading: the budget in whichever form a limiter states it, read into
-// the same few facts; Retry-After; the server's clock (Date).
+// What a response says about time, as pure functions of its headers and a clock reading.
 
-/**
- * The rate-limit state a response reported: through its `X-RateLimit-*`
- * headers, or the IETF `RateLimit` fields where those are absent.
- */
+/** The rate-limit state a response reported (`X-RateLimit-*`, else the IETF `RateLimit` fields). */
 export interface RateLimitInfo {
   /** Request limit that applies (`X-RateLimit-Limit`). */
   readonly limit: number;
@@ -21,11 +16,7 @@ export interface WindowReport {
   readonly remaining: number;
   /** The reset as a Unix time in whole seconds: with `limit`, it names the window. */
   readonly resetId: number;
-  /**
-   * The reset was sent as seconds until it: `resetId` is an estimate, the
-   * report belongs to the window of its limit still known, and `resetInMs`
-   * holds a second more than was said, for a rounding down (see `resetIn`).
-   */
+  /** The reset was sent as seconds until it: `resetId` is an estimate, `resetInMs` a second more than said. */
   readonly approximate?: boolean | undefined;
   /** Milliseconds from the response to the reset, on the service's clock. */
   readonly resetInMs: number;
@@ -36,12 +27,8 @@ export interface WindowReport {
 }
 
 /**
- * How a reported window stands to a known one of the same limit that has not
- * ended (`resetAt`, on the clock of `now`): older, the same, or newer. An
- * approximate reset is a newer window only when it must end after the known
- * one, whichever way its seconds were rounded; otherwise it is taken as the
- * one still known, so a late response never loosens the budget (as in the
- * Redis scripts).
+ * How a reported window stands to a known one of the same limit: older, the same, or newer. An
+ * approximate reset is newer only when it must end after the known one, however it was rounded.
  */
 export function windowOrder(
   known: { readonly resetId: number; readonly resetAt: number },
@@ -56,29 +43,23 @@ export function windowOrder(
   return id > known.resetId ? 1 : id < known.resetId ? -1 : 0;
 }
 
-/** Why a 429 asks for the wait it does. */
-type RateLimitWaitSource = 'retry-after' | 'rate-limit-reset';
-
 /** What one response says about time, read once. */
 export interface ResponseTiming {
-  /** The budget, when complete and credible; `window`, the same for the quota. */
   readonly rateLimit: RateLimitInfo | undefined;
   readonly window: WindowReport | undefined;
   /** For `warn` lines: a value read in another unit than its header's own; headers unusable. */
   readonly reading: string | undefined;
   readonly unusable: string | undefined;
   /** For a 429: the wait asked for; or that `Retry-After` asked for more than a day. */
-  readonly retryAfter: { readonly ms: number; readonly source: RateLimitWaitSource } | undefined;
+  readonly retryAfter:
+    | { readonly ms: number; readonly source: 'retry-after' | 'rate-limit-reset' }
+    | undefined;
   readonly retryAfterTooFar: boolean;
   /** Values present but not believed, for the `info` log. */
   readonly ignored: readonly string[];
 }
 
-/**
- * The longest wait or clock difference believed: the longest window the
- * interface knows is a day. Anything further away is a unit mistake (a reset
- * in milliseconds), a broken clock or an attack, and is ignored.
- */
+/** The longest wait or clock difference believed (the longest window the interface knows). */
 export const HORIZON_MS = 86_400_000;
 
 // Below this, Date and the local clock differ by latency or rounding, not skew.
@@ -107,12 +88,7 @@ function parseOne(value: string, serverMs: number): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(0, at - serverMs);
 }
 
-/**
- * Milliseconds to wait for a `Retry-After` of delta-seconds (also fractional)
- * or an HTTP-date, against the server's clock; `undefined` when missing or
- * unusable, so that other signals are used instead. Sent more than once, the
- * longest wait wins. Not bounded: see {@link readTiming}.
- */
+/** Milliseconds to wait for a `Retry-After` (seconds or HTTP-date); sent more than once, the longest. */
 export function parseRetryAfter(value: string | null, serverMs: number): number | undefined {
   if (value === null) return undefined;
   let longest = parseOne(value, serverMs);
@@ -124,11 +100,7 @@ export function parseRetryAfter(value: string | null, serverMs: number): number 
   return longest;
 }
 
-/**
- * What one form stated, as text, before it is checked: `name` names its
- * fields in messages; `unit` is its reset's own; `windowSec` its policy's `w`;
- * `summary` is said instead of each value's problem when it is unusable.
- */
+/** What one form stated, before it is checked; `summary` replaces each value's problem when unusable. */
 interface Stated {
   readonly name: (field: 'limit' | 'remaining' | 'reset') => string;
   readonly limit?: string | undefined;
@@ -145,11 +117,7 @@ const nameOf = ({ value }: Member) =>
   typeof value === 'object' && 'token' in value ? value.token : String(value);
 const field = (name: string) => (part: string) => `RateLimit ${part === 'reset' ? name : part}`;
 
-/**
- * The IETF `RateLimit` field: draft-07's dictionary (`limit=5, remaining=4,
- * reset=2` with `RateLimit-Policy: 5;w=2`), or draft-08's and -11's named
- * policies (`"default";r=4;t=2` with `RateLimit-Policy: "default";q=5;w=2`).
- */
+/** The IETF `RateLimit` field: draft-07's dictionary, or draft-08's and -11's named policies. */
 function ietf(raw: string, policy: Member[]): Stated[] {
   const seven =
     /^\s*limit\s*=\s*(\d+)\s*,\s*remaining\s*=\s*(\d+)\s*,\s*reset\s*=\s*(\d+)\s*$/i.exec(raw);
@@ -175,10 +143,7 @@ function ietf(raw: string, policy: Member[]): Stated[] {
   });
 }
 
-/**
- * The forms a response states its budget in, most authoritative first:
- * `X-RateLimit-*`, the `RateLimit` field, draft-06's `RateLimit-*`.
- */
+/** The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's `RateLimit-*`. */
 function stated(headers: Headers): Stated[][] {
   const policy = parseList(headers.get('ratelimit-policy')) ?? [];
   const triple = (prefix: string, unit: 'unix' | 'delta'): Stated[] => {
@@ -187,7 +152,6 @@ function stated(headers: Headers): Stated[][] {
     );
     if (limit === undefined && remaining === undefined && reset === undefined) return [];
     const name = (part: string) => `${prefix}-${part[0]?.toUpperCase()}${part.slice(1)}`;
-    // `RateLimit-Policy: 5;w=2`, as draft-06 limiters send it.
     const windowSec = unit === 'delta' ? Number(integer(policy[0]?.params.get('w')) ?? 0) : 0;
     return [{ name, limit, remaining, reset, unit, windowSec }];
   };
@@ -211,8 +175,7 @@ function integers(raw: string | undefined, pick: (...values: number[]) => number
   return pick(...values);
 }
 
-// Below this a reset cannot be a Unix time in seconds (2001-09-09): it counts
-// seconds until the reset. From 1e11 on (in seconds, the year 5138) it is in milliseconds.
+// A reset below 1e9 (2001-09-09) counts seconds until it; from 1e11 (year 5138) it is in milliseconds.
 const SECONDS_UNTIL_BELOW = 1e9;
 const MILLISECONDS_FROM = 1e11;
 const UNITS = {
@@ -257,11 +220,8 @@ function check(
     complain('reset', said.reset, " (in the past on the service's clock)");
     return undefined;
   }
-  // More left than the limit is not believed.
   const remaining = Math.min(saidRemaining, limit);
-  // A reset now or just past (a full token bucket, or a response that crossed
-  // the window's end) is a window that ends in a second; one beyond the
-  // horizon is believed up to a day.
+  // A reset now or just past (a full token bucket, a late response) ends in a second.
   const untilMs = inMs <= 0 ? 1000 : Math.min(inMs, HORIZON_MS);
   const approximate = read === 'delta';
   const windowMs = said.windowSec ? said.windowSec * 1000 : undefined;
@@ -271,8 +231,6 @@ function check(
       limit,
       remaining,
       resetId: Math.round(atMs / 1000),
-      // Seconds-until may be rounded down: the window is taken to last a
-      // second longer, unless the store knows better (see WindowReport).
       resetInMs: Math.min(HORIZON_MS, untilMs + (approximate ? 1000 : 0)),
       ...(approximate && { approximate }),
       ...(approximate && tookMs > 0 && { tookMs }),
@@ -286,13 +244,8 @@ function check(
 }
 
 /**
- * Reads what a response says about time: its rate-limit budget, and for a
- * 429 the wait it asks for (`Retry-After` when usable, else until the
- * window's reset when that lies ahead). The budget comes from `X-RateLimit-*`
- * (the interface's), else from the IETF fields (`RateLimit` in draft-07's,
- * -08's or -11's form, else draft-06's `RateLimit-Limit` / `-Remaining` /
- * `-Reset`); a form that is incomplete or not credible is nothing usable,
- * the same as no header at all.
+ * Reads what a response says about time: its budget, from the first form that is complete and
+ * credible (else none at all), and for a 429 the wait it asks (`Retry-After`, else the reset).
  */
 export function readTiming(
   headers: Headers,
@@ -338,10 +291,8 @@ export function readTiming(
   };
 }
 
-// The List fields of RFC 9651 (Structured Field Values for HTTP), as the IETF
-// `RateLimit` and `RateLimit-Policy` fields use them: checked whole by one
-// pattern built from the RFC's grammar, then read member by member. A field
-// that does not match fails whole, as the RFC requires: the caller ignores it.
+// RFC 9651 List fields: checked whole by one pattern from the RFC's grammar (a field that does
+// not match fails whole, as the RFC requires), then read member by member.
 
 /** A bare item: integer or decimal, string or token, byte sequence (its base64 text), boolean, date. */
 type BareItem = number | string | boolean | { readonly token: string };
@@ -384,10 +335,8 @@ function item(text: string): Member {
   return { value: bare(value), params: params(text.slice(value.length)) };
 }
 
-/**
- * The members of a List field (RFC 9651, section 4.2.1), or `undefined` when
- * the field is absent or fails to parse.
- */
+/** The members of a List field (RFC 9651, 4.2.1), or `undefined` when absent or unparsable. */
+
 export function parseList(field: string | null): Member[] | undefined {
   if (field === null || !LIST.test(field)) return undefined;
   return [...field.matchAll(new RegExp(MEMBER, 'g'))].map(([text]) => {

@@ -1,5 +1,5 @@
-// The three operations of the service: the checks of what goes in and comes
-// out (by hand, and by Zod where those decline), and the table the client runs them from.
+// The three operations of the service: the checks of what goes in and comes out (by hand, and by
+// Zod where those decline), and the table the client runs them from.
 import type { Client, Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from '../generated/schema.js';
 import {
@@ -9,36 +9,26 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import type { OperationName } from './observe.js';
-import { LIMIT, NEW_PET_FIELDS, PET_STATUSES } from './rules.js';
-import type { ErrorBody, Pet, PetStatus } from './types.js';
+import { isPetStatus, LIMIT, NEW_PET_FIELDS } from './rules.js';
+import type { ErrorBody, Pet } from './types.js';
 import type { Output, SchemaName, Verdict } from './validation/verdict.js';
 
-const STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
-const isPetStatus = (value: unknown): value is PetStatus => STATUS_SET.has(value);
-
-// --- the fast checks ---
-
-// Inputs come out of the checks as the spec's types: keys given as undefined
-// (which the public input types allow) are left out.
+// Inputs come out as the spec's types: keys given as undefined are left out.
 type ListPetsParams = NonNullable<operations['listPets']['parameters']['query']>;
 type NewPet = components['schemas']['NewPet'];
 
-// The Zod schemas in schemas.ts are the definition; these checks are the same
-// rules written out by hand, because a plain function validates 100 pets in
-// a few microseconds where Zod takes tens, and needs no Zod at all to load.
-// They may decline more than Zod does (Zod then decides and names the issues),
-// but never accept what Zod rejects nor output anything else:
-// test/fast-validation.test.ts checks both against Zod with fast-check.
+// The Zod schemas are the definition; these are the same rules by hand, because a plain function
+// validates 100 pets in a few µs where Zod takes tens, and loads no Zod. They may decline more
+// than Zod (which then decides and names the issues), never accept what Zod rejects, nor output
+// anything else: a property test holds both to each other.
 
 /** Returned by a check for anything it does not accept; Zod then has the last word. */
 export const REJECT: unique symbol = Symbol('reject');
 
-/** A check: the value as Zod would output it, or {@link REJECT}. */
 export type Check<T> = (input: unknown) => T | typeof REJECT;
 
 const isSafeInteger = Number.isSafeInteger as (value: unknown) => value is number;
 
-/** An object literal or `JSON.parse` output; anything more exotic goes to Zod. */
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (typeof value !== 'object' || value === null) return false;
   const proto = Object.getPrototypeOf(value);
@@ -55,7 +45,6 @@ export const checkPet: Check<Pet> = (input) => {
   return isPetStatus(status) ? { id, name, categoryId, status } : REJECT;
 };
 
-/** The array `listPets` returns. */
 export const checkPets: Check<Pet[]> = (input) => {
   if (!Array.isArray(input)) return REJECT;
   const output = new Array<Pet>(input.length);
@@ -67,7 +56,6 @@ export const checkPets: Check<Pet[]> = (input) => {
   return output;
 };
 
-/** The `Error` body of a failed response. */
 export const checkErrorBody: Check<ErrorBody> = (input) => {
   if (!isPlainObject(input)) return REJECT;
   const { code, message, status } = input;
@@ -76,9 +64,6 @@ export const checkErrorBody: Check<ErrorBody> = (input) => {
     : REJECT;
 };
 
-// Inputs: only the keys the spec names; `undefined` means "not given".
-
-/** The query of `listPets`. */
 export const checkListPetsParams: Check<ListPetsParams> = (input) => {
   if (!isPlainObject(input)) return REJECT;
   const output: ListPetsParams = {};
@@ -93,7 +78,6 @@ export const checkListPetsParams: Check<ListPetsParams> = (input) => {
   return output;
 };
 
-/** The body of `createPet`. */
 export const checkNewPet: Check<NewPet> = (input) => {
   if (!isPlainObject(input)) return REJECT;
   for (const key in input) {
@@ -107,14 +91,12 @@ export const checkNewPet: Check<NewPet> = (input) => {
   return isPetStatus(status) ? { name, categoryId, status } : REJECT;
 };
 
-/** The `petId` of `getPet`. */
 export const checkPetId: Check<number> = (input) => (isSafeInteger(input) ? input : REJECT);
 
 /** What openapi-fetch is given for one attempt besides the operation's own parameters. */
 interface SendInit {
   readonly signal: AbortSignal;
   readonly fetch: (request: Request) => Promise<Response>;
-  /** openapi-fetch middleware for this request alone, when the attempt has any. */
   readonly middleware?: Middleware[];
 }
 
@@ -122,24 +104,19 @@ interface SendInit {
 export interface Operation<In extends SchemaName, Out extends SchemaName> {
   readonly name: OperationName;
   readonly method: 'GET' | 'POST';
-  /** Path template of the spec, for messages. */
   readonly path: string;
   /** May be resent after a 5xx, a timeout or a network failure (a POST could add the animal twice). */
   readonly resend: boolean;
-  /** Schema and fast check of the input, and how messages name it. */
   readonly input: In;
   readonly checkInput: Check<Output<In>>;
   readonly inputName: string;
-  /** Schema and fast check of a 2xx body. */
   readonly output: Out;
   readonly checkOutput: Check<Output<Out>>;
   /** What an answer must also keep with respect to the request (after the schema). */
   readonly checkAnswer?: (input: Output<In>, output: Output<Out>) => ValidationIssue | undefined;
-  /** The request, through openapi-fetch. */
   readonly send: (api: Client<paths>, input: Output<In>, init: SendInit) => Promise<unknown>;
 }
 
-/** Every operation the client offers, in one table. */
 export const OPERATIONS = {
   listPets: {
     name: 'listPets',
@@ -221,8 +198,6 @@ export const OPERATIONS = {
   } satisfies Operation<'PetId', 'Pet'>,
 } as const;
 
-// --- checking what goes in and what comes out ---
-
 type Zod = typeof import('./validation/verdict.js');
 let zod: Promise<Zod> | undefined;
 
@@ -266,11 +241,7 @@ function validate<N extends SchemaName>(
   });
 }
 
-/**
- * Validates a method's input: synchronously when the fast check accepts it,
- * otherwise Zod decides and {@link RequestValidationError} says what to fix.
- * Either way nothing is sent before this settles.
- */
+/** Validates a method's input: synchronously when the fast check accepts it, else by Zod. */
 export function validateInput<In extends SchemaName, Out extends SchemaName>(
   operation: Operation<In, Out>,
   value: unknown,
@@ -281,11 +252,8 @@ export function validateInput<In extends SchemaName, Out extends SchemaName>(
   });
 }
 
-/**
- * Validates a 2xx body: the value as the schema outputs it (unknown fields
- * dropped), and one that keeps to the request; or {@link ResponseValidationError}
- * rather than wrong data.
- */
+/** Validates a 2xx body, and that it keeps to the request; else {@link ResponseValidationError}. */
+
 export async function validateOutput<In extends SchemaName, Out extends SchemaName>(
   operation: Operation<In, Out>,
   input: Output<In>,

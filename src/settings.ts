@@ -1,7 +1,5 @@
-// The options, checked from one table: each option's rule (what it takes,
-// its default, the message when it is wrong), for the client's options and a
-// call's alike, and the same table names the options an unknown name is
-// held against. Messages say what was given and how to fix it.
+// The options, checked from one table of rules (what each takes, its default, the message when it
+// is wrong), for the client and a call alike; unknown names are held against the same table.
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
 import { AnimalStoreError } from './errors.js';
@@ -9,7 +7,6 @@ import type { Hooks, TracingOptions } from './observe.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import type { QuotaStore } from './quota/store.js';
 
-/** Environment variable read for the base address when neither `baseUrl` nor `environment` is given. */
 const BASE_URL_ENV = 'ANIMAL_STORE_BASE_URL';
 
 function fail(message: string): never {
@@ -80,7 +77,7 @@ const fn = <F>(value: unknown, where: string): F | undefined => {
   return value as F | undefined;
 };
 
-/** Given as is: checked where it is used (the key, the base address). */
+/** Checked where it is used (the key, the base address). */
 const asGiven =
   <T>(): Rule<T | undefined> =>
   (value) =>
@@ -90,11 +87,7 @@ const asGiven =
 const CONNECTION_HEADER =
   /^(?:connection|content-length|expect|host|keep-alive|proxy-connection|te|trailer|transfer-encoding|upgrade)$/i;
 
-/**
- * Extra headers: an object of names and values, or a `Headers`; valid, and
- * not `Authorization`. A value `undefined` is left out rather than sent as
- * the text "undefined".
- */
+/** Extra headers: an object or a `Headers`, valid, not `Authorization`; an `undefined` value left out. */
 const headers: Rule<Headers | undefined> = (value, where) => {
   if (value === undefined) return undefined;
   if (
@@ -138,7 +131,7 @@ const headers: Rule<Headers | undefined> = (value, where) => {
 
 const HOOK_NAMES = ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError'] as const;
 
-/** Each hook given must be a function; a frozen copy, so that later changes to the caller's object change nothing. */
+/** Each hook a function; a frozen copy, so later changes to the caller's object change nothing. */
 const hooks: Rule<Hooks> = (value, where) => {
   if (value !== undefined && (typeof value !== 'object' || value === null)) {
     fail(`Invalid ${where}: expected an object of functions, got ${describeValue(value)}.`);
@@ -159,10 +152,7 @@ const hooks: Rule<Hooks> = (value, where) => {
   return Object.freeze(checked);
 };
 
-/**
- * Read once, as a copy, so that a getter on the caller's object is not read
- * per call. What the provider is gets checked when the tracing code loads.
- */
+/** Read once, as a copy; the provider is checked when the tracing code loads. */
 const tracing: Rule<TracingOptions | false | undefined> = (value) => {
   if (!value) return value as false | undefined;
   const { tracerProvider, httpSpans } = value as TracingOptions;
@@ -206,7 +196,7 @@ const quotaStore: Rule<QuotaStore | undefined> = (value, where) => {
   return store as QuotaStore | undefined;
 };
 
-/** Every client option: its rule, which gives its default when it is not given. */
+/** Every client option: its rule, which gives its default. */
 const CLIENT_OPTIONS = {
   apiKey: asGiven<string>(),
   environment: asGiven<Environment>(),
@@ -249,9 +239,7 @@ const CALL_OPTIONS_ONLY = { signal: 1 };
 
 type Settings<T> = { readonly [K in keyof T]: T[K] extends Rule<infer R> ? R : never };
 
-/** The client's settings, every option checked and defaulted. */
 export type ClientSettings = Settings<typeof CLIENT_OPTIONS>;
-/** A call's own settings. */
 type CallSettings = Settings<typeof CALL_OPTIONS>;
 
 /** Edit distance of two names, ignoring case. */
@@ -285,12 +273,7 @@ function nearest(name: string, names: readonly string[]): string | undefined {
   return best;
 }
 
-/**
- * The names in `options` that are none of `known` (a misspelling, which
- * would otherwise be ignored in silence), each quoted with `prefix` and with
- * the name it is likely meant for, or where it belongs (`elsewhere`: the
- * options of the other table, client or call).
- */
+/** The names in `options` none of `known`, each with the name likely meant, or where it belongs. */
 function unknownNames(
   options: object,
   known: object,
@@ -299,8 +282,7 @@ function unknownNames(
 ): string[] {
   const names = Object.keys(known);
   const unknown = Object.keys(options).filter((name) => !Object.hasOwn(known, name));
-  // Quoted only when it looks like a name: anything else (a pasted key, a
-  // long or odd string) is counted, never shown.
+  // Quoted only when it looks like a name (never a pasted key): the rest is counted.
   const shown = unknown.filter((name) => /^[A-Za-z_$][\w$]{0,39}$/.test(name)).slice(0, 5);
   const lines = shown.map((name) => {
     if (elsewhere && Object.hasOwn(elsewhere.names, name)) {
@@ -314,10 +296,7 @@ function unknownNames(
   return lines;
 }
 
-/**
- * Checks `options` against `table`: every option's rule, in the table's
- * order; and the names it does not know, for a warning.
- */
+/** Checks `options` against `table`, in its order; and the names it does not know. */
 function read<T extends Record<string, Rule<unknown>>>(
   table: T,
   options: object,
@@ -333,7 +312,7 @@ function read<T extends Record<string, Rule<unknown>>>(
   };
 }
 
-/** The unknown client option likely meant for `name` (`apikey` for `apiKey`, say), quoted only when it looks like a name. */
+/** The unknown client option likely meant for `name` (`apikey` for `apiKey`, say). */
 export function nearMiss(options: object, name: keyof typeof CLIENT_OPTIONS): string | undefined {
   const names = Object.keys(CLIENT_OPTIONS);
   return Object.keys(options).find(
@@ -354,7 +333,6 @@ export function checkClientOptions(options: unknown): asserts options is ClientO
   }
 }
 
-/** The client's options, checked and defaulted, and the unknown names among them. */
 export function readClientOptions(options: ClientOptions) {
   const read_ = read(CLIENT_OPTIONS, options, (name) => name, {
     names: CALL_OPTIONS_ONLY,
@@ -367,10 +345,7 @@ export function readClientOptions(options: ClientOptions) {
   return read_;
 }
 
-/**
- * A call's options, checked (`undefined` where the client's setting holds),
- * and the unknown names among them.
- */
+/** A call's options, checked (`undefined` where the client's setting holds), and unknown names. */
 export function readCallOptions(
   options: RequestOptions,
   operation: string,
@@ -414,7 +389,6 @@ export function resolveBaseUrl(settings: ClientSettings): string {
   return checkBaseUrl(baseUrl, 'baseUrl', settings);
 }
 
-/** Checks a base address given as `where` (the option or the environment variable). */
 function checkBaseUrl(baseUrl: string, where: string, settings: ClientSettings): string {
   let url: URL;
   try {

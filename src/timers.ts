@@ -1,6 +1,4 @@
-// One listener per signal, however many calls share it: a signal passed to
-// many concurrent calls must not trigger MaxListenersExceededWarning (plain
-// fetch does not).
+// One listener per signal, however many calls share it (no MaxListenersExceededWarning).
 const callbacks = new WeakMap<AbortSignal, Set<() => void>>();
 
 /** Calls `callback` once when `signal` aborts; the returned function stops that. */
@@ -26,7 +24,8 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   };
 }
 
-/** Longest delay setTimeout honours; above it, it fires at once. Long waits are chained. */
+/** Longest delay setTimeout honours; above it, it fires at once. */
+
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /** `promise`, settled early (resolved) when `signal` aborts. */

@@ -10,18 +10,12 @@ import type { WithinSpan } from './tracing/otel.js';
 import type { ErrorBody } from './types.js';
 import type { Output, SchemaName } from './validation/verdict.js';
 
-/**
- * Gives the headers of one attempt (without `authorization`, which the
- * transport sets last) once its URL is known: run as openapi-fetch
- * middleware (`onRequest`) for that request alone.
- */
+/** The headers of one attempt (without `authorization`), once its URL is known: openapi-fetch middleware. */
 export type PrepareHeaders = (url: string, method: 'GET' | 'POST') => Record<string, string>;
 
-/** Settings of a {@link Transport}. */
 interface TransportSettings {
   readonly baseUrl: string;
   readonly apiKey: string;
-  /** A caller's own fetch, called as the platform's is; `undefined` means the platform's. */
   readonly fetch: ((url: string, init: FetchInit) => Promise<FetchResponse>) | undefined;
   readonly headers: Headers;
 }
@@ -34,7 +28,6 @@ class PlainRequest implements RequestInit {
   readonly body: BodyInit | null;
   readonly signal: AbortSignal | null;
   readonly redirect: RequestRedirect;
-  /** This attempt's own headers, when {@link PrepareHeaders} made them. */
   prepared: Record<string, string> | undefined;
 
   constructor(url: string, init: RequestInit & { headers: Headers }) {
@@ -54,30 +47,23 @@ export class BodyTooLarge extends Error {
   }
 }
 
-// openapi-fetch returns a 204 without touching its body: the response it is
-// handed is this stand-in, and the SDK reads the real one itself (status and
-// headers first, then the body, within the attempt's time limit).
+// openapi-fetch returns a 204 without touching its body: it is handed this stand-in, and the SDK
+// reads the real response itself (status and headers first, then the body, within the time limit).
 let standIn: Response | undefined;
 let decoder: TextDecoder | undefined;
 
 /** The request's lease lapsed before it left (its process was frozen, say): nothing was sent. */
 export class LeaseLapsed extends Error {}
 
-/**
- * One attempt's exchange: the timer that bounds it (body included), the
- * signal that aborts the request, and the response once its headers arrived.
- */
+/** One attempt's exchange: the timer that bounds it (body included), the signal, the response. */
 export class Exchange {
   readonly #controller = new AbortController();
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #unlisten: (() => void) | undefined;
   // A custom fetch may ignore the signal: never wait for it past an abort.
-  // (The platform fetch rejects on abort by itself, body read included.)
   readonly #stopped: Promise<never> | undefined;
   #stop: ((reason: unknown) => void) | undefined;
-  /** The response, once `fetch` resolved. */
   response: Response | undefined;
-  /** Whether the attempt's time limit ended it. */
   timedOut = false;
   /** Runs the fetch with the attempt's span active, when traced. */
   within: WithinSpan | undefined;
@@ -103,7 +89,6 @@ export class Exchange {
     else if (signal) this.#unlisten = onAbort(signal, () => this.#abort(signal.reason));
   }
 
-  /** The signal openapi-fetch passes to fetch. */
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
@@ -118,32 +103,24 @@ export class Exchange {
     return this.#stopped ? Promise.race([promise, this.#stopped]) : promise;
   }
 
-  /** Stops the timer and forgets the caller's signal. */
   close(): void {
     clearTimeout(this.#timer);
     this.#unlisten?.();
   }
 }
 
-/**
- * The request layer: openapi-fetch builds each request (URL, query, JSON
- * body) and hands it to this transport's fetch, which adds the key.
- */
+/** The request layer: openapi-fetch builds each request and hands it to this fetch, which adds the key. */
 export class Transport {
   readonly #api: Client<paths>;
   readonly #dispatch: (request: Request) => Promise<Response>;
   readonly #custom: boolean;
-  /** The headers every request carries, `authorization` included. */
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(settings: TransportSettings) {
     const authorization = `Bearer ${settings.apiKey}`;
     const custom = settings.fetch;
     this.#custom = custom !== undefined;
-    // Plain objects: fetch copies them faster than a Headers.
-    // No deflate: undici inflates it without backpressure, so a deflate bomb
-    // would fill memory before the size cap could stop it (browsers drop this
-    // header and decode themselves).
+    // No deflate: undici inflates it without backpressure, past the size cap.
     const headers = {
       'accept-encoding': 'gzip, br',
       ...Object.fromEntries(settings.headers),
@@ -151,15 +128,11 @@ export class Transport {
     };
     const jsonHeaders = { ...headers, 'content-type': 'application/json' };
     this.headers = headers;
-    // Bearer injection at the one place every request leaves through. The
-    // only header openapi-fetch adds itself is the content type of a JSON body.
-    // A caller's fetch gets what the platform's would: the URL and a plain init.
+    // Bearer injection where every request leaves; a caller's fetch gets the URL and a plain init.
     this.#dispatch = (request: Request) => {
       const plain = request as unknown as PlainRequest;
       const json = plain.body !== null;
-      // Each request gets headers of its own: what a fetch (the caller's, or
-      // a wrapper someone put on globalThis.fetch) changes in them must not
-      // reach the next request.
+      // Headers of its own: what a fetch changes in them must not reach the next request.
       plain.headers = plain.prepared
         ? {
             ...plain.prepared,
@@ -181,16 +154,13 @@ export class Transport {
       baseUrl: settings.baseUrl,
       // Built once: given options instead, openapi-fetch builds one per call.
       querySerializer: createQuerySerializer(),
-      // openapi-fetch builds a Request per call and fetch() would build a second
-      // one from it: a plain holder avoids both for the platform fetch.
+      // A plain holder: no Request built by openapi-fetch and again by fetch().
       Request: PlainRequest as unknown as typeof Request,
-      // A redirect is an answer, never followed: a POST must not be replayed to
-      // another origin, nor a loop sent again and again.
+      // A redirect is an answer, never followed (a POST must not be replayed elsewhere).
       redirect: 'manual',
     });
   }
 
-  /** A new exchange for one attempt. */
   open(timeoutMs: number, signal: AbortSignal | undefined): Exchange {
     return new Exchange(timeoutMs, signal, this.#custom);
   }
@@ -208,8 +178,7 @@ export class Transport {
       const response = await (within
         ? within(() => this.#dispatch(request))
         : this.#dispatch(request));
-      // A network error the fetch reported as a response (`Response.error()`),
-      // or a custom fetch that resolved something else than a response.
+      // `Response.error()`, or a custom fetch that resolved something else.
       if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
       const headers = (response as Partial<Response> | undefined)?.headers;
       if (
@@ -244,20 +213,14 @@ export class Transport {
     return exchange.response as Response;
   }
 
-  /**
-   * Reads the body of `response` as text, within the exchange's time limit,
-   * counting decoded bytes: past `maxBytes` it stops reading, releases the
-   * connection and rejects with {@link BodyTooLarge}, so that neither a
-   * compression bomb nor an endless body can take more than that.
-   */
+  /** Reads the body as text within the time limit; past `maxBytes` decoded, {@link BodyTooLarge}. */
   async read(exchange: Exchange, response: Response, maxBytes: number): Promise<string> {
     if (/deflate/i.test(response.headers.get('content-encoding') ?? '')) {
       response.body?.cancel().catch(() => undefined);
       throw new BodyTooLarge(maxBytes, 'it is deflate-encoded, which the client did not ask for');
     }
     const length = response.headers.get('content-length');
-    // A body of a stated length, not compressed, is bounded by that length.
-    // Only the platform's fetch is held to the stated length; another could lie.
+    // Only the platform's fetch is held to a stated length (uncompressed); another could lie.
     if (
       !this.#custom &&
       length !== null &&
@@ -288,7 +251,6 @@ export class Transport {
       reader.cancel().catch(() => undefined);
       throw error;
     }
-    // Decoded once, whole: one shared decoder serves every call.
     decoder ??= new TextDecoder();
     if (chunks.length === 1) return decoder.decode(chunks[0]);
     const whole = new Uint8Array(size);
@@ -305,11 +267,10 @@ export class Transport {
 type Scrubber = Pick<CallContext, 'scrub' | 'scrubJson' | 'scrubError'>;
 
 /**
- * An error response's body, when it is the spec's `Error` JSON, and its text
- * without the key (JSON re-serialised, so that an escaped key is redacted
- * too) for the message and `rawBody`. JSON nested deeper than anyone's code
- * walks safely (`JSON.stringify` must not overflow the stack) is dropped.
+ * An error response's body when it is the spec's `Error`, and its text without the key (JSON
+ * re-serialised, so an escaped key is redacted too); JSON nested too deep to walk is dropped.
  */
+
 export function errorBody(
   ctx: Scrubber,
   raw: string | undefined,

@@ -4,27 +4,19 @@ import type { Admission, AdmitRequest, Observation, QuotaStore } from './store.j
 interface Window {
   remaining: number;
   resetId: number;
-  /** Epoch milliseconds on this store's clock. */
-  resetAt: number;
+  resetAt: number; // on this store's clock
 }
 
 interface Bucket {
-  /** Known windows, by limit (a minute's and a day's differ). */
-  readonly windows: Map<number, Window>;
+  readonly windows: Map<number, Window>; // by limit (a minute's and a day's differ)
   readonly inFlight: Set<string>;
-  /** The lease sent to learn the budget, while it is unknown. */
-  probe: string | undefined;
-  /** The budget was learnt (or found unstated) since the last reset or cooldown. */
-  known: boolean;
+  probe: string | undefined; // the lease sent to learn the budget, while it is unknown
+  known: boolean; // learnt (or found unstated) since the last reset or cooldown
   cooldownUntil: number;
-  /** Until then the key waits after requests that got no response. */
-  quietUntil: number;
-  /** The budget learnt while none is stated: see {@link learnt}. */
+  quietUntil: number; // the key waits after requests that got no response
   readonly learnt: Learnt;
-  /** The longest seconds-until reset said, in milliseconds: a whole window, which no rounding shortened. */
-  span: number;
-  /** A 429 came although the budget allowed the request: stated windows are not trusted alone. */
-  strict: boolean;
+  span: number; // the longest seconds-until reset said: a whole window
+  strict: boolean; // a 429 came although the budget allowed it: windows are not trusted alone
   readonly listeners: Set<() => void>;
 }
 
@@ -44,13 +36,10 @@ interface Learnt {
   sent: number;
   from: number;
   pace: number;
-  /** The allow a round was last lost at (0: none yet), and the rounds spent whole since. */
-  ceiling: number;
-  calm: number;
-  /** Rounds lost at the ceiling, less those spent whole there (at most {@link MAX_LOSSES} count). */
-  losses: number;
-  /** Rounds lost in a row: the key's 429s in a row, which set its back-off. */
-  strikes: number;
+  ceiling: number; // the allow a round was last lost at (0: none yet)
+  calm: number; // rounds spent whole since
+  losses: number; // rounds lost at the ceiling, less those spent whole there
+  strikes: number; // rounds lost in a row: the key's 429s in a row
   /** When the last of them ended, and the answers since; when the first of the next came (0: a stated wait). */
   opened: number;
   got: number;
@@ -84,20 +73,14 @@ function grow(learnt: Learnt): void {
   if (!ceiling || allow * 2 < ceiling) learnt.allow = Math.min(allow * 2, MAX_ALLOW);
   else if (allow + 1 < ceiling) learnt.allow++;
   else if (allow >= ceiling) {
-    // The ceiling went through: it was not the limit. The next try is one
-    // above; once no loss is left to count and no wait paces the rounds
-    // (the limiter states its waits), none: rounds double again.
+    // The ceiling went through: the next try is one above; with no loss left, rounds double again.
     learnt.losses = Math.max(0, Math.min(losses, MAX_LOSSES) - 1);
     learnt.ceiling = learnt.losses || learnt.pace ? allow + 1 : 0;
     if (!learnt.ceiling) learnt.allow = Math.min(allow * 2, MAX_ALLOW);
   } else if (learnt.calm % 2 ** Math.min(losses, MAX_LOSSES) === 0) learnt.allow++;
 }
 
-/**
- * The next request under a learnt budget: `true` when it may go (and is
- * counted), else how long until the round may end (`undefined`: until the
- * requests in flight are answered). The Redis store's scripts keep the same rule.
- */
+/** The next request under a learnt budget: `true` (counted), else the wait until the round ends. */
 export function takeLearnt(
   learnt: Learnt,
   inFlight: number,
@@ -132,16 +115,10 @@ function endStreak(learnt: Learnt, now: number): void {
 }
 
 /**
- * A 429 ends the round (see {@link Learnt}) and cools the key down for its
- * wait (`waitMs`) and at least a round: the end of the cooldown, returned, is
- * when the next round begins. Rounds last at least as long as the wait of the
- * first 429 of a streak when that was the client's guess, or when a limiter
- * that states its waits but no budget 429s again.
+ * A 429 ends the round and cools the key down for its wait and at least a round; returns when the
+ * next round begins. The 429s of one round are one loss; a 429 that states its wait halves it.
  */
 export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
-  // The 429s of one round are one loss; after a silent one, each further
-  // 429 takes one more off the round. A 429 that states its wait says the
-  // limiter's window, not a size to learn: the round is halved, no more.
   if (learnt.from <= now) {
     const { allow: lost, ceiling } = learnt;
     if (!guessed) [learnt.allow, learnt.ceiling] = [Math.max(1, Math.floor(lost / 2)), 0];
@@ -163,11 +140,9 @@ export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now:
 }
 
 /**
- * The quota's state in this process's memory. One instance, shared through
- * `globalThis`, is the default of every client, so that clients with the same
- * key and base URL share one budget; pass `new MemoryQuotaStore()` as
- * `quotaStore` to give a client a budget of its own. See {@link QuotaStore}
- * for the rules it keeps.
+ * The quota's state in this process's memory. One instance is the default of every client, so
+ * that clients with the same key and base URL share one budget; pass `new MemoryQuotaStore()` as
+ * `quotaStore` to give a client a budget of its own. See {@link QuotaStore} for its rules.
  */
 export class MemoryQuotaStore implements QuotaStore {
   readonly #buckets = new Map<string, Bucket>();
@@ -179,7 +154,7 @@ export class MemoryQuotaStore implements QuotaStore {
     this.#now = options.now ?? (() => Date.now());
   }
 
-  /** The bucket; with `touch`, moved last (the least recently used go first). */
+  /** The bucket; with `touch`, moved last (least recently used first). */
   #bucket(name: string, touch = false): Bucket {
     const found = this.#buckets.get(name);
     if (found && !touch) return found;
@@ -250,9 +225,7 @@ export class MemoryQuotaStore implements QuotaStore {
     const bucket = this.#bucket(name);
     const now = this.#now();
     const { status, window, cooldownMs, guessed } = observation;
-    // While the budget is unknown, only the request sent to learn it teaches it
-    // (or what a caller tells with no lease): late answers of requests sent
-    // before a 429 do not.
+    // While unknown, only the probe (or a report with no lease) teaches the budget.
     const teaches = bucket.known || lease === bucket.probe || lease === '';
     if (window) {
       const known = bucket.windows.get(window.limit);
@@ -272,14 +245,11 @@ export class MemoryQuotaStore implements QuotaStore {
       }
       bucket.known ||= teaches;
     } else {
-      // No usable budget: the request was likely counted all the same.
+      // No usable budget: the request was likely counted all the same, and the budget is learnt.
       for (const known of bucket.windows.values())
         known.remaining = Math.max(0, known.remaining - 1);
-      // The service answered without a budget the client can follow: the
-      // budget is learnt instead (a 5xx may be a proxy's, and teaches nothing).
       if (answered(status)) bucket.known ||= teaches;
     }
-    // An answer of the service to a request sent since the last 429 ends the 429s in a row.
     if (answered(status)) bucket.learnt.got++;
     if (teaches && answered(status)) endStreak(bucket.learnt, now);
     if (status === 0 && cooldownMs) {
@@ -304,8 +274,7 @@ export class MemoryQuotaStore implements QuotaStore {
     bucket.inFlight.delete(lease);
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
-    // Memory stays bounded with many keys: an idle bucket that knows nothing is
-    // dropped, and past MAX_BUCKETS the least recently used idle ones are.
+    // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle.
     const idle = (one: Bucket) =>
       one.inFlight.size + one.listeners.size === 0 &&
       Math.max(one.cooldownUntil, one.quietUntil) <= now;
@@ -329,14 +298,11 @@ const answered = (status: number) =>
   (status >= 200 && status < 300) || (status >= 400 && status < 429);
 
 /**
- * How long a newly seen window lasts. A reset said in seconds may be rounded
- * down, so the report holds a second more. That second is taken off when the
- * value said is the window's whole length (as stated, or the longest said of
- * an earlier window): no rounding can have shortened it, so the window cannot
- * end later than said. Limiters that start a window at its first request say
- * so in their first answer of each window; all but the first window are then
- * followed to the second. After a 429 the second is always kept.
+ * How long a newly seen window lasts: a seconds-until reset holds a second more for rounding,
+ * taken off when the value said is the window's whole length (stated, or the longest said before;
+ * never after a 429), which no rounding can have shortened.
  */
+
 export function resetIn(bucket: { span: number }, window: WindowReport): number {
   if (!window.approximate) return window.resetInMs;
   const said = window.resetInMs - 1000;

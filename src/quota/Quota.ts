@@ -1,7 +1,5 @@
-// The waits of a key: every decision about waiting, as pure functions of what
-// is known (whether a failed attempt is retried and after how long, how long
-// the key cools down, whether a wait is too long to take); and the line that
-// holds each request of this process until the key's quota store admits it.
+// The waits of a key: every decision about waiting, as pure functions (`decide`); and the line
+// that holds each request of this process until the key's quota store admits it.
 import { AnimalStoreError, describeThrown, TimeoutError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
@@ -39,10 +37,7 @@ export function backoffDelay(
 export const silentCooldown = (silent: number) =>
   backoffDelay(silent, () => 0, BACKOFF_FLOOR_MS, BACKOFF_CAP_MS);
 
-/**
- * The wait to take, or `undefined` when the call fails instead: a `mandated`
- * wait is never shortened; a back-off is capped at `maxRetryDelayMs`, never below 100 ms.
- */
+/** The wait to take, or `undefined` (fail): a `mandated` wait is never shortened, a back-off capped. */
 export function waitToTake(ms: number, mandated: boolean, maxRetryDelayMs: number) {
   if (ms <= maxRetryDelayMs) return ms;
   return mandated || maxRetryDelayMs < BACKOFF_FLOOR_MS ? undefined : maxRetryDelayMs;
@@ -69,11 +64,9 @@ export type Outcome =
       readonly retryAfterTooFar?: boolean;
     };
 
-/** What the call knows besides the outcome. */
 interface Situation {
   /** The operation may be sent again after a 5xx or no response (a POST could add the animal twice). */
   readonly resend: boolean;
-  /** Attempts sent so far, the failed one included. */
   readonly attempt: number;
   /** 429s in a row for the key, this one included. */
   readonly strikes?: number;
@@ -81,25 +74,19 @@ interface Situation {
   readonly random: () => number;
 }
 
-/** The decision on a failed attempt. */
+/** The decision on a failed attempt: `retry` (`held`: the wait is the key's cooldown), the 429's cooldown. */
 export interface Decision {
-  /** Wait this long, then try again (none: the call fails); `held`: the wait is the key's cooldown. */
   readonly retry?: { readonly delayMs: number; readonly reason: RetryReason; readonly held?: true };
-  /** For a 429: how long the key cools down for every caller, from now. */
   readonly cooldownMs?: number;
   /** For a 429: the wait was asked for but is longer than the client takes. */
   readonly tooLong?: boolean;
 }
 
 /**
- * Whether a failed attempt is retried, after how long and why. A 429 waits
- * what the service asks (at least 100 ms doubling by the key's 429s in a row,
- * even for `Retry-After: 0`), else backs off by them (1 s doubling up to ten
- * minutes, with jitter), and cools the key down as long; a wait past
- * `maxRetryDelayMs` fails the call. A 429 asking more than a day is not
- * believed: the key cools a minute, and the call fails. A 5xx, a timeout or
- * no response backs off, for operations that may be resent. Anything else is
- * final. Whether retries are left is p-retry's count.
+ * Whether a failed attempt is retried, after how long and why. A 429 waits what the service asks
+ * (at least 100 ms doubling by the key's 429s in a row), else backs off 1 s doubling up to ten
+ * minutes, and cools the key down as long; past `maxRetryDelayMs` the call fails. A 5xx or no
+ * response backs off, for operations that may be resent. Retries left are p-retry's count.
  */
 export function decide(outcome: Outcome, situation: Situation): Decision {
   const { resend, attempt, strikes = 1, maxRetryDelayMs, random } = situation;
@@ -144,11 +131,10 @@ export interface HoldRequest {
 
 interface Waiter {
   readonly request: HoldRequest;
-  /** `strikes`: the key's 429s in a row when the lease was granted. */
   readonly resolve: (lease: string, strikes: number) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
-  /** When the current hold until a response began; when the first hold began. */
+  /** When the current untimed hold began; when the first hold began. */
   untimedSince?: number | undefined;
   since?: number;
 }
@@ -159,8 +145,7 @@ interface Line {
   pumping: boolean;
   wake?: (() => void) | undefined;
   unwatch?: (() => void) | undefined;
-  /** Changes the store signalled: one while the store was asked is not lost. */
-  changes: number;
+  changes: number; // signalled by the store: one while it was asked is not lost
 }
 
 // Shared through globalThis: the ESM and CommonJS builds in one process share one budget per key.
@@ -186,7 +171,6 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 /** Each bucket's cooldown in this process, for stores that may be slow or fail to record a 429. */
 const cooldowns = global('quota-cooldowns', () => new Map<string, number>());
 
-/** What a store's method returns, or throws even synchronously, as a promise. */
 const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 
 /** `promise`, or a rejection with `error()` after `ms`; what it settles to later goes to `late`. */
@@ -202,7 +186,7 @@ function within<T>(promise: Promise<T>, ms: number, error: () => Error, late?: (
   return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
 }
 
-/** An admission as the interface describes it (a known reason, a wait within the horizon), or a throw. */
+/** An admission as the interface describes it, or a throw. */
 function checked(admission: Admission): Admission {
   let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
   if (typeof lease === 'string') {
@@ -229,22 +213,19 @@ const RECHECK_MS = 100; // how often a held request asks again, without a store'
 
 /**
  * A client's handle on one key's budget: admits each request through the store, in one line per
- * store and bucket in the process (held in arrival order while the store says no), and reports
- * each response back.
+ * store and bucket in the process, and reports each response back.
  */
 export class Quota {
   #bucket: string | Promise<string>;
-  /** Any store but the in-memory one as shipped: 429s kept in `cooldowns()`, answers bounded by timeoutMs. */
+  /** Any store but the shipped in-memory one: 429s kept in `cooldowns`, answers bounded by timeoutMs. */
   readonly #remote: boolean;
   #silent = 0; // requests in a row without a response
-  /** The key's 429s in a row when each lease in flight was granted, as its store counts them. */
+  /** The key's 429s in a row at each lease's grant, as the store counts them; this client's own count (a floor). */
   readonly #granted = new Map<string, number>();
-  /** This client's own count of them (a floor: a store may count none), and its 429s at each grant. */
   #strikes = 0;
-  #tooMany = 0;
+  #tooMany = 0; // 429s seen, and that count at each grant
   readonly #seen = new Map<string, number>();
 
-  /** `onError` hears of a store that failed to record a response or a release. */
   constructor(
     private readonly store: QuotaStore,
     bucket: string | Promise<string>,
@@ -299,11 +280,7 @@ export class Quota {
     });
   }
 
-  /**
-   * The store's answer, checked; from a store other than the in-memory one,
-   * within the request's `timeoutMs` (else a `TimeoutError`; a lease granted
-   * later goes back).
-   */
+  /** The store's answer, checked; from a remote store within `timeoutMs` (a late lease goes back). */
   #ask(bucket: string, { timeoutMs }: HoldRequest): Promise<Admission> {
     const until = (this.#remote && cooldowns.get(bucket)) || 0;
     if (until > Date.now())
@@ -336,11 +313,7 @@ export class Quota {
     });
   }
 
-  /**
-   * Reports what the response to a leased request said. A store that fails
-   * here goes to `onError` and never fails the call: the response arrived.
-   * Requests in a row without a response each hold the key a little longer.
-   */
+  /** Reports what the response to a leased request said; a store that fails goes to `onError`. */
   async observe(lease: string, observation: Observation, timeoutMs: number): Promise<void> {
     const { status } = observation;
     const fresh = this.#seen.get(lease) === this.#tooMany;
@@ -455,7 +428,7 @@ export class Quota {
     }
   }
 
-  /** Applies a hold to every waiter: fails those it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
+  /** Applies a hold: fails waiters it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
   #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
     const now = Date.now();
     // A wait of 0 again and again has no end in sight either: bounded alike, asked 10 ms apart.
@@ -477,7 +450,6 @@ export class Quota {
       if (endless) pause = Math.min(pause ?? take, take);
       if (waiter.reason !== reason) told.push([waiter, take]);
     }
-    // Every waiter newly held is told; the first also logs the hold for all of them.
     told.forEach(([waiter, take], i) => {
       waiter.reason = reason;
       waiter.request.onHold(reason, take, endless, i === 0 ? told.length : 0);

@@ -1,9 +1,5 @@
-// OpenTelemetry tracing, loaded (as a chunk of its own in the ESM build) only
-// when a tracer provider is passed or registered: users without it pay for
-// none of this. It speaks to @opentelemetry/api 1.x through the objects that
-// API registers on globalThis and the provider it is given, never importing
-// the package, so that bundlers need not resolve it when it is not installed.
-
+// OpenTelemetry tracing, a chunk loaded only when a tracer provider is passed or registered. It
+// speaks to @opentelemetry/api 1.x through its globals and the provider, never importing it.
 import type { OperationName, RetryInfo, TracerProviderLike } from '../observe.js';
 
 type Attributes = Record<string, string | number | boolean>;
@@ -41,7 +37,6 @@ const SPAN_KIND_INTERNAL = 0;
 const SPAN_KIND_CLIENT = 2;
 const STATUS_ERROR = 2;
 
-/** The API's global registry, when `@opentelemetry/api` registered anything. */
 function otelGlobal(): OtelGlobal | undefined {
   return (globalThis as Record<symbol, OtelGlobal | undefined>)[GLOBAL];
 }
@@ -62,40 +57,32 @@ class PlainContext implements Context {
   }
 }
 
-/** Runs `fn` with a span of the SDK's as the active context, so that spans made inside it (a traced `fetch`) are its children. */
+/** Runs `fn` with a span of the SDK's active, so that spans made inside it are its children. */
 export type WithinSpan = <T>(fn: () => T) => T;
 
 /** The tracing of one attempt: its HTTP client span, when asked for. */
 export interface AttemptTrace {
-  /** Runs `fn` with the attempt's span active. */
   within: WithinSpan;
-  /** Ends the attempt's span: with the response's status, or the error that left it without one. */
   end(status: number | undefined, error?: unknown): void;
 }
 
 /** The tracing of one call: its operation span and, optionally, one HTTP span per attempt. */
 export interface CallTrace {
-  /** Runs `fn` with the call's span active. */
   within: WithinSpan;
   attempt(attempt: number, method: string, url: string): AttemptTrace | undefined;
   /** A retry or a hold, as an event of the operation's span. */
   wait(info: RetryInfo): void;
-  /** Ends the operation's span, failed when `error` is given. */
   end(error?: unknown): void;
 }
 
 export interface Tracing {
-  /** The call's tracing; `undefined` when the tracer failed to start its span. */
   start(operation: OperationName, method: string, path: string): CallTrace | undefined;
 }
 
 const errorType = (error: unknown): string =>
   error instanceof Error ? error.name : typeof error === 'object' ? 'Error' : String(typeof error);
 
-/**
- * `fn`, made safe: whatever it throws is reported and swallowed, so that a
- * broken tracer can never fail a call.
- */
+/** `fn`, made safe: whatever it throws is reported and swallowed. */
 function guarded<A extends unknown[], R>(
   report: (error: unknown) => void,
   fn: (...args: A) => R,
@@ -111,9 +98,8 @@ function guarded<A extends unknown[], R>(
 }
 
 /**
- * Runs `fn` in `context` when a context manager is registered (without one,
- * nothing is active anywhere); a manager that throws is reported and `fn`
- * runs outside it, once.
+ * Runs `fn` in `context` when a context manager is registered. `fn` sends a request: it runs
+ * once, and its outcome is the answer, whatever a broken manager does around it.
  */
 function within(
   contexts: OtelGlobal['context'],
@@ -122,9 +108,6 @@ function within(
 ): WithinSpan {
   return <T>(fn: () => T): T => {
     if (!contexts) return fn();
-    // `fn` sends a request: it runs once, and its own outcome is the answer,
-    // whatever a broken manager does around it (runs it twice, throws after
-    // it, returns something else).
     let ran = false;
     let failed = false;
     let outcome: unknown;
@@ -151,11 +134,7 @@ function within(
   };
 }
 
-/**
- * Tracing on `provider`; `httpSpans` adds one HTTP client span per attempt.
- * What the provider, its tracer or a span throws goes to `report`, never to
- * the call.
- */
+/** Tracing on `provider`; `httpSpans` adds one HTTP client span per attempt; failures go to `report`. */
 export function createTracing(
   provider: TracerProviderLike,
   httpSpans: boolean,
@@ -232,8 +211,7 @@ export function createTracing(
         end: guarded(report, (error?: unknown) => {
           if (error !== undefined) {
             span.setAttribute('error.type', errorType(error));
-            // As recordException would, but typed by the class: it prefers an
-            // error's `code` (`not_found`), which is no type.
+            // As recordException would, but typed by the class, not by an error's `code`.
             if (error instanceof Error) {
               const exception: Attributes = {
                 'exception.type': error.name,

@@ -1,11 +1,9 @@
 import * as z from 'zod/mini';
 import { LIMIT, LIMIT_MESSAGE, PET_STATUSES, STATUS_MESSAGE } from '../rules.js';
 
-// Hand-written from spec/openapi.yaml; test/types.test-d.ts proves each
-// inferred type equals the generated one, so drift is a compile error.
+// Hand-written from spec/openapi.yaml; a type test holds each to the generated type.
+// z.int() takes safe integers only: an int64 above 2^53 arrives rounded, a wrong id.
 
-// z.int() accepts safe integers only: an int64 above 2^53 arrives rounded by
-// JSON.parse and must be rejected rather than returned as a wrong id.
 const safeInteger = (what: string) =>
   z.int({
     error: (issue) =>

@@ -8,9 +8,7 @@ import {
   PetsSchema,
 } from './schemas.js';
 
-// Loaded only when a fast check of operations.ts declines a value: Zod then decides,
-// and names every issue. Kept out of the main module (and importing nothing
-// from it) so that importing the SDK and every valid call cost no Zod at all.
+// Loaded only when a fast check declines a value: Zod then decides, and names every issue.
 
 const SCHEMAS = {
   Pet: PetSchema,
