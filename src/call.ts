@@ -181,7 +181,7 @@ async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing
     const { name, method, path } = call.operation;
     call.trace = (await tracing).start(name, method, path);
   } catch (error) {
-    ctx.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`);
+    ctx.tracingFailed(error);
   }
 }
 
@@ -192,11 +192,9 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
   options: RequestOptions | undefined,
 ): Promise<Call<In, Out>> {
   const input = await validateInput(operation, raw);
-  if (options === undefined) {
-    return new Call(ctx, operation, input, ctx.timeoutMs, ctx.maxRetries, undefined, undefined);
-  }
   const { name } = operation;
-  const { settings, unknown } = readCallOptions(options, name);
+  const { settings, unknown } =
+    options === undefined ? { settings: {}, unknown: [] } : readCallOptions(options, name);
   if (unknown.length > 0)
     ctx.warnOnce(`Unknown ${name} options were ignored: ${unknown.join(', ')}.`);
   return new Call(
@@ -387,7 +385,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         if (error instanceof BodyTooLarge) throw tooLarge(call.label, error, status);
         throw noResponse(ctx, call, exchange, error, status);
       }
-      const body = parseBody(ctx, call.label, text, status);
+      const body = parseBody(ctx, call, text, status);
       // Parsing counts against the time limit too.
       if (exchange.timedOut) throw noResponse(ctx, call, exchange, undefined, status);
       return { body, status, headers: response.headers, rateLimit: timing.rateLimit };
@@ -431,7 +429,6 @@ const situation = (ctx: CallContext, call: Call, lease = '') => ({
   attempt: call.attempts,
   strikes: ctx.quota.strikes(lease),
   maxRetryDelayMs: ctx.maxRetryDelayMs,
-  random: Math.random,
 });
 
 // `.example` is reserved (RFC 2606): the built-in hosts are placeholders until real ones are named.

@@ -54,29 +54,24 @@ export function resetDeprecationWarnings(): void {
 
 const RANK: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
 
+type Level = Exclude<LogLevel, 'off'>;
+
 /** A leveled logger that prefixes its lines and scrubs `secret` from them. */
-class LevelLogger {
-  readonly #rank: number;
-  readonly #sink: Logger;
-  readonly #secret: string;
+interface LevelLogger {
+  enabled(level: Level): boolean;
+  log(level: Level, message: string): void;
+}
 
-  constructor(level: LogLevel, sink: Logger, secret: string) {
-    this.#rank = RANK[level];
-    this.#sink = sink;
-    this.#secret = secret;
-  }
-
-  enabled(level: Exclude<LogLevel, 'off'>): boolean {
-    return this.#rank >= RANK[level];
-  }
-
-  log(level: Exclude<LogLevel, 'off'>, message: string): void {
-    if (!this.enabled(level)) return;
-    const line = `[animal-store] ${message}`;
-    try {
-      this.#sink[level](redact(line, this.#secret));
-    } catch {}
-  }
+function levelLogger(level: LogLevel, sink: Logger, secret: string): LevelLogger {
+  const enabled = (at: Level) => RANK[level] >= RANK[at];
+  return {
+    enabled,
+    log(at, message) {
+      try {
+        if (enabled(at)) sink[at](redact(`[animal-store] ${message}`, secret));
+      } catch {}
+    },
+  };
 }
 
 // Fixed by @opentelemetry/api 1.x: where it registers its global tracer provider.
@@ -136,20 +131,21 @@ export class CallContext {
         options?.tracerProvider ??
         (globalThis as Record<symbol, { trace?: TracerProviderLike } | undefined>)[OTEL]?.trace;
     } catch (error) {
-      this.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`);
+      this.tracingFailed(error);
     }
     if (!provider) return undefined;
     if (provider !== this.#tracerFor) {
       this.#tracerFor = provider;
       const httpSpans = options?.httpSpans === true;
       this.#tracer = import('./tracing/otel.js').then((m) =>
-        m.createTracing(provider, httpSpans, this.baseUrl, VERSION, (error) =>
-          this.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`),
-        ),
+        m.createTracing(provider, httpSpans, this.baseUrl, VERSION, this.tracingFailed),
       );
     }
     return this.#tracer;
   }
+
+  readonly tracingFailed = (error: unknown): void =>
+    this.log.log('error', `Tracing failed and was skipped: ${describeThrown(error)}`);
 
   /** Calls a hook, never letting it break the call: a throw or a rejection is logged and ignored. */
   run<A>(name: string, hook: ((argument: A) => unknown) | undefined, argument: A): void {
@@ -282,7 +278,8 @@ export class PetsClient {
           'Invalid baseUrl: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, never in the address.',
         );
       }
-      const log = new LevelLogger(settings.logLevel, settings.logger, apiKey);
+      const log = levelLogger(settings.logLevel, settings.logger, apiKey);
+
       if (unknown.length > 0) {
         log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
       }

@@ -72,6 +72,7 @@ const excerpt = (value: string) => JSON.stringify(value);
 function serverNow(headers: Headers, nowMs: number, ignored: string[]): number {
   const date = headers.get('date');
   const at = date === null ? Number.NaN : Date.parse(date);
+
   const skew = Math.abs(at - nowMs);
   if (Number.isNaN(at) || skew <= SKEW_TOLERANCE_MS) return nowMs;
   if (skew <= HORIZON_MS) return at;
@@ -143,24 +144,27 @@ function ietf(raw: string, policy: Member[]): Stated[] {
   });
 }
 
-/** The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's `RateLimit-*`. */
-function stated(headers: Headers): Stated[][] {
-  const policy = parseList(headers.get('ratelimit-policy')) ?? [];
-  const triple = (prefix: string, unit: 'unix' | 'delta'): Stated[] => {
+/**
+ * The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's
+ * `RateLimit-*`; each read only when those before it gave nothing usable.
+ */
+function stated(headers: Headers): (() => Stated[])[] {
+  let policy: Member[] | undefined;
+  const policies = () => (policy ??= parseList(headers.get('ratelimit-policy')) ?? []);
+  const triple = (prefix: string, unit: 'unix' | 'delta') => (): Stated[] => {
     const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map(
       (part) => headers.get(`${prefix}-${part}`) ?? undefined,
     );
     if (limit === undefined && remaining === undefined && reset === undefined) return [];
     const name = (part: string) => `${prefix}-${part[0]?.toUpperCase()}${part.slice(1)}`;
-    const windowSec = unit === 'delta' ? Number(integer(policy[0]?.params.get('w')) ?? 0) : 0;
+    const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
     return [{ name, limit, remaining, reset, unit, windowSec }];
   };
-  const fields = headers.get('ratelimit');
-  return [
-    triple('X-RateLimit', 'unix'),
-    fields === null ? [] : ietf(fields, policy),
-    triple('RateLimit', 'delta'),
-  ];
+  const fields = () => {
+    const raw = headers.get('ratelimit');
+    return raw === null ? [] : ietf(raw, policies());
+  };
+  return [triple('X-RateLimit', 'unix'), fields, triple('RateLimit', 'delta')];
 }
 
 /** A header holding non-negative integers: one, or a list (`10, 10;w=1`); `pick` chooses. */
@@ -259,7 +263,7 @@ export function readTiming(
   let found: Read | undefined;
   for (const form of stated(headers)) {
     // Of the policies of one field, the one with least left.
-    for (const said of form) {
+    for (const said of form()) {
       const read = check(said, server, nowMs, problems, nowMs - sentMs);
       if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
     }

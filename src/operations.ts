@@ -9,11 +9,15 @@ import {
   type ValidationIssue,
 } from './errors.js';
 import type { OperationName } from './observe.js';
-import { isPetStatus, LIMIT, NEW_PET_FIELDS } from './rules.js';
-import type { ErrorBody, Pet } from './types.js';
+import { LIMIT, NEW_PET_FIELDS, PET_STATUSES } from './rules.js';
+import type { ErrorBody, Pet, PetStatus } from './types.js';
 import type { Output, SchemaName, Verdict } from './validation/verdict.js';
 
 // Inputs come out as the spec's types: keys given as undefined are left out.
+// A set, not the rules' list: checked for every pet of every answer.
+const STATUS_SET: ReadonlySet<unknown> = new Set(PET_STATUSES);
+const isPetStatus = (value: unknown): value is PetStatus => STATUS_SET.has(value);
+
 type ListPetsParams = NonNullable<operations['listPets']['parameters']['query']>;
 type NewPet = components['schemas']['NewPet'];
 

@@ -24,44 +24,31 @@ export function describeValue(value: unknown): string {
 /** Checks one option's value (`undefined` when not given); `where` names it in messages. */
 type Rule<T> = (value: unknown, where: string) => T;
 
-const retries: Rule<number | undefined> = (value, where) => {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) {
-    fail(
-      `Invalid ${where}: expected a whole number of retries ≥ 0 (0 disables retries), got ${describeValue(value)}.`,
-    );
-  }
-  return value;
-};
-
-/** A duration in milliseconds of at least `min`; `Infinity` means no limit. */
-const duration =
-  (min: number): Rule<number | undefined> =>
+/** A number of `what` of at least `min`: `whole` (a safe integer), else any (`Infinity`: no limit). */
+const count =
+  (what: string, min: number, whole: boolean, note = ''): Rule<number | undefined> =>
   (value, where) => {
     if (value === undefined) return undefined;
-    if (typeof value !== 'number' || Number.isNaN(value) || value < min) {
+    if (
+      typeof value !== 'number' ||
+      Number.isNaN(value) ||
+      value < min ||
+      (whole && !Number.isSafeInteger(value))
+    ) {
       fail(
-        `Invalid ${where}: expected a number of milliseconds ≥ ${min} (or Infinity), got ${describeValue(value)}.`,
+        `Invalid ${where}: expected a ${whole ? 'whole ' : ''}number of ${what} ≥ ${min}${note}, got ${describeValue(value)}.`,
       );
     }
     return value;
   };
-
-const bytes: Rule<number | undefined> = (value, where) => {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    fail(`Invalid ${where}: expected a whole number of bytes ≥ 1, got ${describeValue(value)}.`);
-  }
-  return value;
-};
+const retries = count('retries', 0, true, ' (0 disables retries)');
+const duration = (min: number) => count('milliseconds', min, false, ' (or Infinity)');
 
 const signal: Rule<AbortSignal | undefined> = (value, where) => {
   const given = value as Partial<AbortSignal> | null | undefined;
   if (
     given !== undefined &&
-    (typeof given?.aborted !== 'boolean' ||
-      typeof given.addEventListener !== 'function' ||
-      typeof given.throwIfAborted !== 'function')
+    (typeof given?.throwIfAborted !== 'function' || typeof given.addEventListener !== 'function')
   ) {
     fail(
       `Invalid ${where}: expected an AbortSignal (from an AbortController, or AbortSignal.timeout(ms)), got ${describeValue(value)}; nothing was sent.`,
@@ -159,17 +146,23 @@ const tracing: Rule<TracingOptions | false | undefined> = (value) => {
   return { tracerProvider, httpSpans };
 };
 
-const logger: Rule<Logger> = (value, where) => {
-  if (value === undefined) return console;
-  for (const level of ['error', 'warn', 'info', 'debug'] as const) {
-    if (typeof (value as Partial<Logger> | null)?.[level] !== 'function') {
-      fail(
-        `Invalid ${where}: expected an object with error, warn, info and debug methods (console fits); ${level} is missing.`,
-      );
-    }
+/** An object with the methods `names`, or a failure that says `what` is expected and which is missing. */
+function methods<T>(value: unknown, names: readonly string[], what: (missing: string) => string) {
+  for (const name of names) {
+    if (typeof (value as Record<string, unknown> | null)?.[name] !== 'function') fail(what(name));
   }
-  return value as Logger;
-};
+  return value as T;
+}
+
+const logger: Rule<Logger> = (value, where) =>
+  value === undefined
+    ? console
+    : methods(
+        value,
+        ['error', 'warn', 'info', 'debug'],
+        (level) =>
+          `Invalid ${where}: expected an object with error, warn, info and debug methods (console fits); ${level} is missing.`,
+      );
 
 const logLevel: Rule<LogLevel> = (value, where) => {
   if (value === undefined) return 'warn';
@@ -181,20 +174,15 @@ const logLevel: Rule<LogLevel> = (value, where) => {
   return value as LogLevel;
 };
 
-const quotaStore: Rule<QuotaStore | undefined> = (value, where) => {
-  const store = value as Partial<QuotaStore> | null | undefined;
-  if (
-    store !== undefined &&
-    (typeof store?.admit !== 'function' ||
-      typeof store.observe !== 'function' ||
-      typeof store.release !== 'function')
-  ) {
-    fail(
-      `Invalid ${where}: expected an object with admit, observe and release methods (a QuotaStore).`,
-    );
-  }
-  return store as QuotaStore | undefined;
-};
+const quotaStore: Rule<QuotaStore | undefined> = (value, where) =>
+  value === undefined
+    ? undefined
+    : methods(
+        value,
+        ['admit', 'observe', 'release'],
+        () =>
+          `Invalid ${where}: expected an object with admit, observe and release methods (a QuotaStore).`,
+      );
 
 /** Every client option: its rule, which gives its default. */
 const CLIENT_OPTIONS = {
@@ -204,7 +192,8 @@ const CLIENT_OPTIONS = {
   maxRetries: (value, where) => retries(value, where) ?? 2,
   maxRetryDelayMs: (value, where) => duration(0)(value, where) ?? 60_000,
   timeoutMs: (value, where) => duration(1)(value, where) ?? 30_000,
-  maxResponseBytes: (value, where) => bytes(value, where) ?? 1_048_576,
+  maxResponseBytes: (value, where) => count('bytes', 1, true)(value, where) ?? 1_048_576,
+
   fetch: (value, where) => fn<ClientOptions['fetch']>(value, where),
   headers: (value, where) => headers(value, where) ?? new Headers(),
   onRetry: (value, where) => fn<ClientOptions['onRetry']>(value, where),

@@ -32,11 +32,11 @@ class PlainRequest implements RequestInit {
 
   constructor(url: string, init: RequestInit & { headers: Headers }) {
     this.url = url;
-    this.method = init.method ?? 'GET';
+    this.method = init.method as string;
     this.headers = init.headers;
     this.body = init.body ?? null;
     this.signal = init.signal ?? null;
-    this.redirect = init.redirect ?? 'manual';
+    this.redirect = init.redirect as RequestRedirect;
   }
 }
 
@@ -184,7 +184,6 @@ export class Transport {
       if (
         !Number.isInteger(response?.status) ||
         typeof headers?.get !== 'function' ||
-        typeof headers.has !== 'function' ||
         typeof headers.forEach !== 'function'
       ) {
         throw new TypeError('fetch resolved something that is not a Response');
@@ -215,18 +214,15 @@ export class Transport {
 
   /** Reads the body as text within the time limit; past `maxBytes` decoded, {@link BodyTooLarge}. */
   async read(exchange: Exchange, response: Response, maxBytes: number): Promise<string> {
-    if (/deflate/i.test(response.headers.get('content-encoding') ?? '')) {
+    const { headers } = response;
+    const encoding = headers.get('content-encoding');
+    if (encoding !== null && /deflate/i.test(encoding)) {
       response.body?.cancel().catch(() => undefined);
       throw new BodyTooLarge(maxBytes, 'it is deflate-encoded, which the client did not ask for');
     }
-    const length = response.headers.get('content-length');
+    const length = headers.get('content-length');
     // Only the platform's fetch is held to a stated length (uncompressed); another could lie.
-    if (
-      !this.#custom &&
-      length !== null &&
-      Number(length) <= maxBytes &&
-      !response.headers.has('content-encoding')
-    ) {
+    if (!this.#custom && length !== null && Number(length) <= maxBytes && encoding === null) {
       return exchange.race(response.text());
     }
     const body = response.body;
@@ -315,13 +311,20 @@ export function tooLarge(
   );
 }
 
-export function parseBody(ctx: Scrubber, label: string, text: string, status: number): unknown {
+/** The parsed body; `call.label` is built only for the error. */
+export function parseBody(
+  ctx: Scrubber,
+  call: { readonly label: string },
+  text: string,
+  status: number,
+): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
     const excerpt = ctx.scrub(text).slice(0, 80);
     throw new ResponseValidationError(
-      `The service's response to ${label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
+      `The service's response to ${call.label} (HTTP ${status}) is not JSON
+: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
       {
         issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
         status,

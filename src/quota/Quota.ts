@@ -71,7 +71,7 @@ interface Situation {
   /** 429s in a row for the key, this one included. */
   readonly strikes?: number;
   readonly maxRetryDelayMs: number;
-  readonly random: () => number;
+  readonly random?: () => number;
 }
 
 /** The decision on a failed attempt: `retry` (`held`: the wait is the key's cooldown), the 429's cooldown. */
@@ -89,7 +89,7 @@ export interface Decision {
  * response backs off, for operations that may be resent. Retries left are p-retry's count.
  */
 export function decide(outcome: Outcome, situation: Situation): Decision {
-  const { resend, attempt, strikes = 1, maxRetryDelayMs, random } = situation;
+  const { resend, attempt, strikes = 1, maxRetryDelayMs, random = Math.random } = situation;
   const { status = 0 } = outcome;
   if (outcome.kind === 'no-response' || (status >= 500 && status < 600)) {
     const reason =
