@@ -24,10 +24,16 @@ let passedTests = 0;
 let failedTests = 0;
 for (const clock of CLOCKS) {
   const started = Date.now();
-  // The fleet tests time their leases by Redis, whose clock stays: they run
-  // once, in the plain run, and would add minutes to each moved one.
-  const args = ['-f', clock, 'npx', 'vitest', 'run', '--reporter=dot'];
-  const fleet = ['test/redis-fleet.test.ts', 'test/redis-faults.test.ts'];
+  // The Redis store's tests time their leases by Redis, whose clock stays: they
+  // run once, in the plain run, and would add minutes to each moved one. Types
+  // hold on any date: they are checked once, in the plain run.
+  const args = ['-f', clock, 'npx', 'vitest', 'run', '--reporter=dot', '--typecheck.enabled=false'];
+  const fleet = [
+    'test/redis-fleet.test.ts',
+    'test/redis-faults.test.ts',
+    'test/redis-quota-store.test.ts',
+  ];
+
   const run = spawnSync('faketime', [...args, ...fleet.flatMap((file) => ['--exclude', file])], {
     stdio: ['ignore', 'pipe', 'pipe'],
     encoding: 'utf8',
