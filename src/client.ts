@@ -54,6 +54,19 @@ export function resetDeprecationWarnings(): void {
 
 const RANK: Record<LogLevel, number> = { off: 0, error: 1, warn: 2, info: 3, debug: 4 };
 
+const noop = () => undefined;
+
+/** Calls `fn`: what it throws, or the rejection of a promise it returns, goes to `failed`. */
+function guard(fn: () => unknown, failed: (error: unknown) => void): void {
+  try {
+    const result = fn() as { then?: unknown } | null | undefined;
+    if (typeof result?.then === 'function')
+      (result as PromiseLike<unknown>).then(undefined, failed);
+  } catch (error) {
+    failed(error);
+  }
+}
+
 type Level = Exclude<LogLevel, 'off'>;
 
 /** A leveled logger that prefixes its lines and scrubs `secret` from them. */
@@ -67,9 +80,8 @@ function levelLogger(level: LogLevel, sink: Logger, secret: string): LevelLogger
   return {
     enabled,
     log(at, message) {
-      try {
-        if (enabled(at)) sink[at](redact(`[animal-store] ${message}`, secret));
-      } catch {}
+      // A logger that throws, or whose promise rejects, must not break a call.
+      if (enabled(at)) guard(() => sink[at](redact(`[animal-store] ${message}`, secret)), noop);
     },
   };
 }
@@ -149,16 +161,11 @@ export class CallContext {
 
   /** Calls a hook, never letting it break the call: a throw or a rejection is logged and ignored. */
   run<A>(name: string, hook: ((argument: A) => unknown) | undefined, argument: A): void {
-    if (!hook) return;
-    const failed = (error: unknown) =>
-      this.log.log('error', `${name} threw and was ignored: ${describeThrown(error)}`);
-    try {
-      const result = hook(argument) as { then?: unknown } | null | undefined;
-      if (typeof result?.then === 'function') {
-        (result as PromiseLike<unknown>).then(undefined, failed);
-      }
-    } catch (error) {
-      failed(error);
+    if (hook) {
+      guard(
+        () => hook(argument),
+        (error) => this.log.log('error', `${name} threw and was ignored: ${describeThrown(error)}`),
+      );
     }
   }
 

@@ -179,10 +179,13 @@ export class Transport {
         ? within(() => this.#dispatch(request))
         : this.#dispatch(request));
       // `Response.error()`, or a custom fetch that resolved something else.
-      if (response.type === 'error') throw new TypeError('fetch failed (a network error response)');
+      if (response?.type === 'error')
+        throw new TypeError('fetch failed (a network error response)');
       const headers = (response as Partial<Response> | undefined)?.headers;
+      const status = response?.status;
       if (
-        !Number.isInteger(response?.status) ||
+        !Number.isInteger(status) ||
+        !(status >= 0 && status < 1000) ||
         typeof headers?.get !== 'function' ||
         typeof headers.forEach !== 'function'
       ) {
@@ -239,6 +242,8 @@ export class Transport {
       for (;;) {
         const { done, value } = await exchange.race(reader.read());
         if (done) break;
+        // Another fetch's stream may give strings: counted as nothing, they would pass any cap.
+        if (!ArrayBuffer.isView(value)) throw new TypeError('the body stream gave no bytes');
         size += value.byteLength;
         if (size > maxBytes) throw new BodyTooLarge(maxBytes);
         chunks.push(value);
@@ -323,8 +328,7 @@ export function parseBody(
   } catch (cause) {
     const excerpt = ctx.scrub(text).slice(0, 80);
     throw new ResponseValidationError(
-      `The service's response to ${call.label} (HTTP ${status}) is not JSON
-: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
+      `The service's response to ${call.label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
       {
         issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
         status,

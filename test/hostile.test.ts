@@ -952,6 +952,68 @@ describe('a hostile caller and a broken fetch or store (third attack on the call
     await expect(client.listPets()).resolves.toEqual([rex]);
   });
 
+  it('holds a custom fetch whose body streams strings to maxResponseBytes, reading no further', async () => {
+    let pulled = 0;
+    const body = new ReadableStream({
+      pull(controller) {
+        // 20 kB in all: ten times the cap.
+        if (++pulled > 200) controller.close();
+        else controller.enqueue('x'.repeat(100));
+      },
+    });
+    const client = clientWith((async () => new Response(body as never, { status: 200 })) as never, {
+      maxResponseBytes: 2000,
+      maxRetries: 0,
+    });
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toMatch(/body broke off: the body stream gave no bytes/);
+    expect(pulled).toBeLessThan(5);
+  });
+
+  it('says in one line that a 2xx body is not JSON', async () => {
+    const client = clientWith(scriptedFetch(new Response('oops', { status: 200 })).fetch);
+    const error = (await client.listPets().catch((e: unknown) => e)) as Error;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.message).toMatch(
+      /^The service's response to GET \S+\/pets \(HTTP 200\) is not JSON: "oops"\.$/,
+    );
+  });
+
+  it('keeps a logger whose methods reject from failing the process or the call', async () => {
+    const unhandled = vi.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      const rejects = async () => {
+        throw new Error('logger down');
+      };
+      const logger = { error: rejects, warn: rejects, info: rejects, debug: rejects };
+      const client = clientWith(scriptedFetch().thenAlways(json([rex])).fetch, {
+        logger,
+        logLevel: 'debug',
+        ...({ unknownOption: 1 } as object),
+      });
+      await expect(client.listPets()).resolves.toEqual([rex]);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(unhandled).not.toHaveBeenCalled();
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
+  });
+
+  it('refuses a custom fetch that resolves nothing, or a status no response has, as no response', async () => {
+    for (const resolved of [undefined, null, 1000, -1, 1e21]) {
+      const response =
+        typeof resolved === 'number'
+          ? { status: resolved, headers: new Headers(), body: null, text: async () => '[]' }
+          : resolved;
+      const client = clientWith((async () => response) as never, { maxRetries: 0 });
+      const error = await client.listPets().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toMatch(/fetch resolved something that is not a Response/);
+    }
+  });
+
   it('turns whatever a broken custom fetch throws or resolves into an AnimalStoreError', async () => {
     const odd = [
       { status: 200, statusText: '', headers: { get: () => ({}), has: () => true, forEach() {} } },

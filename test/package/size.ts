@@ -43,10 +43,15 @@ import { root } from './pack.js';
  * named, a Worker told where its key is, one log line per hold, a 404 that
  * says to check baseUrl, stores that lapse or answer "wait 0" bounded (22.20
  * kB measured, 29.89 kB in all, 29.19 kB plain): raised by 0.25 kB each.
+ * The next call-path round cut a call's work (its label built only for an
+ * error, `RateLimit` fields read only without `X-RateLimit-*`) and an attack
+ * on it found a body stream of strings that passed the cap, a logger whose
+ * promise rejects killing the process, and a fetch that resolves nothing:
+ * the initial budget raised by 0.1 kB (22.30 kB measured).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 22.25 * 1024, total: 30 * 1024, plain: 29.5 * 1024 };
+export const BUDGET = { initial: 22.35 * 1024, total: 30 * 1024, plain: 29.5 * 1024 };
 
 export interface Size {
   minified: number;
