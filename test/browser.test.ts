@@ -203,8 +203,11 @@ import { createHandlers } from '@animal-store/sdk/mock';
 import { PetsClient, NotFoundError, RateLimitError } from '@animal-store/sdk';
 const run = async () => {
   const baseUrl = location.origin + '/v1';
+  // An hour's window: the mock's windows follow the clock, and a minute's could
+  // end between spending it and the call that must meet its 429.
   const handlers = createHandlers({ baseUrl, apiKeys: ['page-key'], plan: 'enterprise',
-    limits: { perMinute: 6, windowMs: 60_000 }, seed: [{ name: 'Rex', categoryId: 1, status: 'available' }] });
+    limits: { perMinute: 6, windowMs: 3_600_000 }, seed: [{ name: 'Rex', categoryId: 1, status: 'available' }] });
+
   const worker = setupWorker(...handlers);
   await worker.start({ quiet: true, onUnhandledRequest: 'bypass' });
   const client = new PetsClient({ apiKey: 'page-key', baseUrl, dangerouslyAllowBrowser: true,
