@@ -183,7 +183,8 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
       ).toBe(true);
       // Held until the reset, and never sent into a 429 (which would be retried after Retry-After).
       expect(result.retries).toContain('budget-exhausted');
-      expect(result.retries).not.toContain('retry-after');
+      expect(result.retries, logs.join('\n')).not.toContain('retry-after');
+
       // The mock's clock runs ahead of the browser's: waits must follow its Date header.
       expect(logs.join('\n')).toMatch(/held for \d+ ms/);
       // At most the 5 s left of the mock's minute, and the 2 s of skew not corrected.

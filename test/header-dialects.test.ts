@@ -24,13 +24,8 @@ function clientFor(url: string) {
   return Object.assign(client, { warnings });
 }
 
-async function serve(dialect: DialectName, limit: number, windowMs: number) {
-  const server = await startDialectServer({
-    dialect: DIALECTS[dialect],
-    limit,
-    windowMs,
-    delayMs: 20,
-  });
+async function serve(dialect: DialectName, limit: number, windowMs: number, delayMs = 20) {
+  const server = await startDialectServer({ dialect: DIALECTS[dialect], limit, windowMs, delayMs });
   closers.push(server.close);
   return server;
 }
@@ -50,7 +45,10 @@ describe('a large budget, in whatever form the headers give it', () => {
   ] as const)(
     '%s: 50 calls go out together by the third burst, not one at a time',
     async (dialect, warning) => {
-      const server = await serve(dialect, 100_000, 60_000);
+      // Each answer takes 100 ms, so that 50 calls sent together overlap on a
+      // loaded machine too (at 20 ms, a CI run saw 36 of 50 at once).
+      const server = await serve(dialect, 100_000, 60_000, 100);
+
       const client = clientFor(server.url);
       const { warnings } = client;
       for (let round = 0; round < 3; round++) {
@@ -125,7 +123,7 @@ describe('budgets a hostile or odd server states', () => {
       }),
       limit: 1_000_000,
       windowMs: 60_000,
-      delayMs: 20,
+      delayMs: 100,
     });
     closers.push(bucket.close);
     const client = clientFor(bucket.url);
