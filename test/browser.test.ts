@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MockServer, startMockServer } from '../src/mock/index.js';
 
@@ -81,8 +82,6 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => page!.listen(0, '127.0.0.1', resolve));
   const address = page.address();
   pageUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`;
-  // Five requests a minute, with the mock's clock 55 s into its minute: the
-  // burst outgrows what is left and is held until the window resets, soon.
   redirector = createServer((request, response) => {
     const cors = {
       'access-control-allow-origin': '*',
@@ -101,18 +100,34 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => redirector!.listen(0, '127.0.0.1', resolve));
   const redirectorAddress = redirector.address();
   redirectorUrl = `http://127.0.0.1:${typeof redirectorAddress === 'object' && redirectorAddress ? redirectorAddress.port : 0}/v1`;
-  // Ahead by ten seconds at least, so that a wait read on the browser's own
-  // clock would be that much longer than any the mock's Date allows (a skew
-  // below two seconds is taken for latency and rounding, not corrected).
-  let offset = 55_000 - (Date.now() % 60_000);
-  if (offset < 10_000) offset += 60_000;
+  // Five requests a minute, with the mock's clock 55 s into its minute (see
+  // aheadOfBrowser): the burst outgrows what is left and is held until the
+  // window resets, soon.
   mock = await startMockServer({
     plan: 'enterprise',
     limits: { perMinute: 5 },
     seed: [{ name: 'Rex', categoryId: 1, status: 'available' }],
-    now: () => Date.now() + offset,
+    now: () => Date.now() + mockAhead,
   });
 });
+
+// How far the mock's clock is ahead of this process's, set once the browser's
+// clock is known: under libfaketime's `@` clocks, this process's clock starts
+// at the date when it starts, and Chromium's need not.
+let mockAhead = 0;
+
+/**
+ * Puts the mock's clock ten seconds ahead of the browser's at least, so that
+ * a wait read on the browser's own clock would be that much longer than any
+ * the mock's Date allows (a skew below two seconds is taken for latency and
+ * rounding, not corrected), and 55 s into the mock's minute.
+ */
+async function aheadOfBrowser(tab: Page): Promise<void> {
+  const browserAhead = (await tab.evaluate(() => Date.now())) - Date.now();
+  let ahead = 55_000 - ((Date.now() + browserAhead) % 60_000);
+  if (ahead < 10_000) ahead += 60_000;
+  mockAhead = browserAhead + ahead;
+}
 
 afterAll(async () => {
   await mock?.close();
@@ -145,6 +160,7 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
         errors.push(`${request.url()}: ${request.failure()?.errorText}`),
       );
       tab.on('console', (message) => logs.push(message.text()));
+      await aheadOfBrowser(tab);
       await tab.goto(
         `${pageUrl}?api=${encodeURIComponent(mock!.url)}&redirect=${encodeURIComponent(redirectorUrl)}`,
       );
