@@ -17,6 +17,7 @@ import {
 } from '../src/index.js';
 import { recordingLogger } from './helpers/logger.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
+import { sleep } from './helpers/sleep.js';
 
 // What hostile or broken servers and callers try, each point of the SDK's
 // promise as its own test; the fault matrix runs the wire-level ones.
@@ -419,7 +420,7 @@ describe('smaller ones', () => {
       const client = clientWith(stub.fetch);
       const { signal } = new AbortController();
       await Promise.all(Array.from({ length: 30 }, () => client.listPets({}, { signal })));
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await sleep(10);
       expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
     } finally {
       process.off('warning', onWarning);
@@ -994,7 +995,7 @@ describe('a hostile caller and a broken fetch or store (third attack on the call
         ...({ unknownOption: 1 } as object),
       });
       await expect(client.listPets()).resolves.toEqual([rex]);
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       expect(unhandled).not.toHaveBeenCalled();
     } finally {
       process.off('unhandledRejection', unhandled);
@@ -1062,7 +1063,7 @@ describe('a hostile caller and a broken fetch or store (third attack on the call
       admit: (b: string, r: never) => store.admit(b, r),
       release: (b: string, l: string) => store.release(b, l),
       observe: async (b: string, l: string, o: never) => {
-        await new Promise((resolve) => setTimeout(resolve, 3000));
+        await sleep(3000);
         return store.observe(b, l, o);
       },
     };

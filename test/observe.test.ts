@@ -30,6 +30,7 @@ import {
   rex,
   scriptedFetch,
 } from './helpers/scripted-fetch.js';
+import { sleep } from './helpers/sleep.js';
 
 const KEY = 'sk_observe_0123456789';
 let mock: MockServer;
@@ -305,7 +306,7 @@ describe('hooks', () => {
       });
       expect(await client.listPets()).toEqual([rex]);
       await expect(client.getPet(Number.NaN)).rejects.toThrow('petId');
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
       expect(unhandled).toEqual([]);
       for (const hook of ['beforeRequest', 'afterResponse', 'beforeRetry', 'onError']) {
         expect(lines).toContainEqual(

@@ -25,6 +25,7 @@ import {
   scriptedFetch,
 } from './helpers/scripted-fetch.js';
 import { serviceFetch } from './helpers/service-fetch.js';
+import { sleep } from './helpers/sleep.js';
 
 beforeEach(() => useFakeTime(today(12, 0, 0)));
 afterEach(() => vi.useRealTimers());
@@ -412,7 +413,7 @@ describe('responses without X-RateLimit-* headers', () => {
     const stub = scriptedFetch().thenAlways(async () => {
       inFlight++;
       most = Math.max(most, inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
       inFlight--;
       return json([rex]);
     });
@@ -545,7 +546,7 @@ describe('a hostile or broken server or store', () => {
     const stub = scriptedFetch().thenAlways(async () => {
       const remaining = first ? '3' : '-1';
       first = false;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
       return json([rex], 200, {
         'x-ratelimit-limit': '10',
         'x-ratelimit-remaining': remaining,
@@ -571,7 +572,7 @@ describe('a hostile or broken server or store', () => {
   it('lets an abort end a call at once while a slow store is asked', async () => {
     class SlowStore extends MemoryQuotaStore {
       override async admit(bucket: string) {
-        await new Promise((resolve) => setTimeout(resolve, 5000));
+        await sleep(5000);
         return super.admit(bucket);
       }
     }
@@ -595,7 +596,7 @@ describe('a hostile or broken server or store', () => {
     class StalledStore extends MemoryQuotaStore {
       stalled = true;
       override async admit(bucket: string, request?: { leaseMs: number }) {
-        if (this.stalled) await new Promise((resolve) => setTimeout(resolve, 5000));
+        if (this.stalled) await sleep(5000);
         return super.admit(bucket, request);
       }
       override async release(bucket: string, lease: string) {
@@ -793,7 +794,7 @@ describe('a 429 in this process', () => {
         release: (bucket: string, lease: string) => memory.release(bucket, lease),
         observe: async (bucket: string, lease: string, observation: Observation) => {
           await memory.observe(bucket, lease, { ...observation, status: 200, cooldownMs: 0 });
-          await new Promise((resolve) => setTimeout(resolve, 300));
+          await sleep(300);
           throw new Error('the store timed out');
         },
       };

@@ -13,8 +13,8 @@ import {
 } from './helpers/fleet.js';
 import { type RedisServer, startRedis } from './helpers/redis-server.js';
 import { startCluster, startSentinels } from './helpers/redis-topologies.js';
+import { sleep } from './helpers/sleep.js';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let keys = 0;
 const freshKey = () => `fleet-${process.pid}-${Date.now()}-${++keys}`;
 

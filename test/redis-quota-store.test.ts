@@ -10,6 +10,8 @@ import type { Admission, QuotaStore } from '../src/quota/store.js';
 import { type RedisClient, RedisQuotaStore, type RedisScripts } from '../src/redis/index.js';
 import { startRedisProxy } from './helpers/redis-proxy.js';
 import { type RedisServer, startRedis } from './helpers/redis-server.js';
+import { sleep } from './helpers/sleep.js';
+import { window } from './helpers/window.js';
 
 let server: RedisServer;
 let admin: Awaited<ReturnType<typeof connectNodeRedis>>;
@@ -67,13 +69,6 @@ const leaseOf = (admission: Admission): string => {
   if (!('lease' in admission)) throw new Error(`held: ${JSON.stringify(admission)}`);
   return admission.lease;
 };
-const window = (remaining: number, resetInMs = 60_000, limit = 60, resetId = 1000) => ({
-  limit,
-  remaining,
-  resetId,
-  resetInMs,
-});
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind) => {
   it('lets one probe go while the budget is unknown, for every process', async () => {

@@ -19,6 +19,7 @@ import {
 } from '../../test/helpers/fleet.js';
 import { type RedisServer, startRedis } from '../../test/helpers/redis-server.js';
 import { startCluster, startSentinels } from '../../test/helpers/redis-topologies.js';
+import { sleep } from '../../test/helpers/sleep.js';
 
 const LIMIT = 20;
 const WINDOW_MS = 2_000;
@@ -311,7 +312,7 @@ async function failoverRun(
     maxRetryDelayMs: 10_000,
     redis,
   });
-  await new Promise((resolve) => setTimeout(resolve, start - Date.now() + 3_000));
+  await sleep(start - Date.now() + 3_000);
   await failover();
   const ended = await Promise.all(workers.map((w) => w.report));
   await service.close();

@@ -7,6 +7,7 @@ import {
 } from './fleet.js';
 import { type RedisProxy, startRedisProxy } from './redis-proxy.js';
 import { type RedisServer, startRedis } from './redis-server.js';
+import { sleep } from './sleep.js';
 
 /** What a fault may do: each worker reaches Redis through its own proxy. */
 export interface FaultContext {
@@ -85,10 +86,10 @@ export async function runFaultFleet(options: FaultRunOptions): Promise<FaultRun>
   let whole = start;
   const context: FaultContext = {
     proxies,
-    at: (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, start + ms - Date.now()))),
+    at: (ms) => sleep(Math.max(0, start + ms - Date.now())),
     async restartRedis(afterMs) {
       redis.process.kill('SIGKILL');
-      await new Promise((resolve) => setTimeout(resolve, afterMs));
+      await sleep(afterMs);
       redis = await startRedis();
       for (const proxy of proxies) proxy.heal(redis.port);
     },
@@ -227,8 +228,6 @@ function measure(
     arrivals: service.arrivals,
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The store's default `commandTimeoutMs`. */
 const COMMAND_TIMEOUT_MS = 250;

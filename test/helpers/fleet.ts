@@ -3,6 +3,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMockService } from '../../src/mock/index.js';
 import { send, toRequest } from '../../src/mock/server.js';
+import { sleep } from './sleep.js';
 
 /** One request as the service saw it. */
 export interface Arrival {
@@ -224,7 +225,7 @@ export function killMidRequest(
           kill.backMs = Date.now() - kill.at;
         }
       }
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await sleep(50);
     }
   })();
   return { kills, watched };

@@ -51,6 +51,7 @@ import {
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { MemoryStore as HonoMemoryStore, rateLimiter as rateLimitHono } from 'hono-rate-limiter';
+import { sleep } from './sleep.js';
 
 export type LimiterKind =
   /** express-rate-limit, `legacyHeaders: true, standardHeaders: false` (X-RateLimit-*; reset in Unix seconds). */
@@ -257,8 +258,6 @@ async function running(
   };
 }
 
-const after = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 // ---------------------------------------------------------------------------
 // express + express-rate-limit
 
@@ -283,7 +282,7 @@ async function startExpress(
   app.disable('x-powered-by');
   app.use(limiter);
   app.get('/v1/pets', async (_req, res) => {
-    await after(delayMs);
+    await sleep(delayMs);
     res.statusCode = 200;
     res.setHeader('content-type', 'application/json');
     res.end('[]');
@@ -320,7 +319,7 @@ async function startFastify(
     ...(enableDraftSpec ? { enableDraftSpec: true } : {}),
   });
   app.get('/v1/pets', async (_request, reply) => {
-    await after(delayMs);
+    await sleep(delayMs);
     return reply.code(200).type('application/json').send('[]');
   });
   await app.ready();
@@ -344,7 +343,7 @@ async function startHono({
   const app = new Hono();
   app.use('*', rateLimitHono({ windowMs, limit, store, keyGenerator: () => KEY }));
   app.get('/v1/pets', async (c) => {
-    await after(delayMs);
+    await sleep(delayMs);
     return c.body('[]', 200, { 'content-type': 'application/json' });
   });
   const counter = new Counter();
@@ -518,7 +517,7 @@ async function startNginx(options: LimiterOptions): Promise<RunningLimiter> {
       await stop();
       throw new Error(`nginx did not listen on 127.0.0.1:${port} within 10 s: ${stderr}`);
     }
-    await after(20);
+    await sleep(20);
   }
 
   // nginx writes a request's log line just after its answer; wait until the
@@ -526,7 +525,7 @@ async function startNginx(options: LimiterOptions): Promise<RunningLimiter> {
   const log = async () => {
     let text = await readFile(join(dir, 'access.log'), 'utf8');
     for (let tries = 0; tries < 20; tries++) {
-      await after(20);
+      await sleep(20);
       const again = await readFile(join(dir, 'access.log'), 'utf8');
       if (again === text) break;
       text = again;

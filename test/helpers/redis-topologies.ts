@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './redis-server.js';
 import { serverEnv } from './server-env.js';
+import { sleep } from './sleep.js';
 
 const run = promisify(execFile);
 
@@ -47,7 +48,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 20_000): 
   const end = Date.now() + ms;
   while (Date.now() < end) {
     if (await check().catch(() => false)) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`timed out waiting until ${what}`);
 }

@@ -1,4 +1,5 @@
 import { createMockService, type MockServiceOptions } from '../../src/mock/index.js';
+import { sleep } from './sleep.js';
 
 /** One request the service received: when, and what it answered. */
 export interface Exchange {
@@ -26,7 +27,7 @@ export function serviceFetch(options: MockServiceOptions & { latencyMs?: number 
     exchanges.push(exchange);
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
-    await new Promise((resolve) => setTimeout(resolve, latencyMs));
+    await sleep(latencyMs);
     inFlight--;
     exchange.answeredAt = Date.now();
     return response;

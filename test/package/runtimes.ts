@@ -31,6 +31,7 @@ import { build } from 'esbuild';
 import { SAMPLE_PETS, startMockServer } from '../../src/mock/index.js';
 import { MSW_MISSING } from '../../src/mock/msw-missing.js';
 import { platform, runtimeBin } from '../helpers/runtimes.js';
+import { sleep } from '../helpers/sleep.js';
 import { installInto, packTarball } from './pack.js';
 
 // The consumer must exit on its own: a leaked timer or socket would hang it.
@@ -388,7 +389,7 @@ const worker :Workerd.Worker = (
       if (Date.now() > deadline || child.process.exitCode !== null) {
         return `FAIL workerd did not serve: ${output.slice(0, 2000)}`;
       }
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await sleep(200);
     }
   } finally {
     child.process?.kill('SIGKILL');
