@@ -18,7 +18,7 @@ import {
   type Arrival,
   errorBody,
   type Fault,
-  json,
+  jsonFault,
   PET,
   refusedUrl,
   startFaultServer,
@@ -183,7 +183,7 @@ const cases: Case[] = [
   },
   {
     name: '2xx with id as a string',
-    fault: (op) => json(200, pet(op, { ...PET, id: '7' })),
+    fault: (op) => jsonFault(200, pet(op, { ...PET, id: '7' })),
     get: [fails(ResponseValidationError), 1],
   },
   {
@@ -194,12 +194,12 @@ const cases: Case[] = [
   },
   {
     name: '2xx missing fields',
-    fault: (op) => json(200, pet(op, { id: 7 })),
+    fault: (op) => jsonFault(200, pet(op, { id: 7 })),
     get: [fails(ResponseValidationError), 1],
   },
   {
     name: '2xx with an unknown status',
-    fault: (op) => json(200, pet(op, { ...PET, status: 'adopted' })),
+    fault: (op) => jsonFault(200, pet(op, { ...PET, status: 'adopted' })),
     get: [fails(ResponseValidationError), 1],
   },
   {
@@ -210,12 +210,12 @@ const cases: Case[] = [
   },
   {
     name: 'a slow drip within the timeout',
-    fault: (op) => ({ ...json(200, pet(op, PET)), drip: { pieces: 4, dripMs: 40 } }),
+    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), drip: { pieces: 4, dripMs: 40 } }),
     get: [ok, 1],
   },
   {
     name: 'a slow drip past the timeout',
-    fault: (op) => ({ ...json(200, pet(op, PET)), drip: { pieces: 8, dripMs: 100 } }),
+    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), drip: { pieces: 8, dripMs: 100 } }),
     get: [ok, 2],
     post: [fails(TimeoutError), 1],
   },
@@ -227,7 +227,7 @@ const cases: Case[] = [
   },
   {
     name: 'a hang mid-body',
-    fault: (op) => ({ ...json(200, pet(op, PET)), hang: 'mid-body' }),
+    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), hang: 'mid-body' }),
     get: [ok, 2],
     post: [fails(TimeoutError), 1],
   },
@@ -305,7 +305,7 @@ const cases: Case[] = [
   {
     name: 'a list longer than the limit asked for',
     fault: (op) =>
-      json(
+      jsonFault(
         200,
         op === 'listPets' ? Array.from({ length: 21 }, (_, i) => ({ ...PET, id: i + 1 })) : PET,
       ),
@@ -315,7 +315,7 @@ const cases: Case[] = [
   },
   {
     name: 'a 2xx with an X-RateLimit-Reset out of range',
-    fault: (op) => json(200, pet(op, PET), rateHeaders('99999999999999')),
+    fault: (op) => jsonFault(200, pet(op, PET), rateHeaders('99999999999999')),
     get: [ok, 1],
   },
 ];
@@ -327,8 +327,8 @@ afterAll(async () => {
 
 const success = (arrival: Arrival): Fault =>
   arrival.method === 'POST'
-    ? json(201, PET)
-    : json(200, arrival.url.includes('/pets/') ? PET : [PET]);
+    ? jsonFault(201, PET)
+    : jsonFault(200, arrival.url.includes('/pets/') ? PET : [PET]);
 
 /** One retry, attempts limited to 400 ms, waits up to 5 s. */
 const matrixClient = (baseUrl: string) =>

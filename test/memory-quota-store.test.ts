@@ -1,15 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryQuotaStore } from '../src/index.js';
 import { decide } from '../src/quota/Quota.js';
+import { window } from './helpers/window.js';
 
 // The rules every QuotaStore keeps, on the in-memory one, with an injected clock.
-
-const window = (remaining: number, resetId: number, resetInMs: number, limit = 10) => ({
-  limit,
-  remaining,
-  resetId,
-  resetInMs,
-});
 
 function storeAt(start = 1_000_000) {
   let now = start;
@@ -32,7 +26,7 @@ describe('MemoryQuotaStore', () => {
     const { store, lease } = storeAt();
     const probe = await lease();
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
-    await store.observe('b', probe, { status: 200, window: window(3, 100, 5000) });
+    await store.observe('b', probe, { status: 200, window: window(3, 5000, 10, 100) });
     const leases = [await lease(), await lease(), await lease()];
     expect(new Set(leases).size).toBe(3);
     expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 5000 });
@@ -40,7 +34,7 @@ describe('MemoryQuotaStore', () => {
 
   it('holds until the reset once none remain, then probes the new window', async () => {
     const { store, lease, advance } = storeAt();
-    await store.observe('b', await lease(), { status: 200, window: window(0, 100, 2000) });
+    await store.observe('b', await lease(), { status: 200, window: window(0, 2000, 10, 100) });
     expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2000 });
     advance(2000);
     await lease();
@@ -49,19 +43,19 @@ describe('MemoryQuotaStore', () => {
 
   it('only tightens a window: an older window or a larger remaining for the same one is ignored', async () => {
     const { store, lease } = storeAt();
-    await store.observe('b', await lease(), { status: 200, window: window(1, 100, 5000) });
-    await store.observe('b', await lease(), { status: 200, window: window(7, 100, 5000) });
-    await store.observe('b', await lease(), { status: 200, window: window(9, 99, 4000) });
+    await store.observe('b', await lease(), { status: 200, window: window(1, 5000, 10, 100) });
+    await store.observe('b', await lease(), { status: 200, window: window(7, 5000, 10, 100) });
+    await store.observe('b', await lease(), { status: 200, window: window(9, 4000, 10, 99) });
     await lease();
     expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 5000 });
   });
 
   it('keeps a minute window and a day window apart, and obeys the tighter', async () => {
     const { store, lease } = storeAt();
-    await store.observe('b', await lease(), { status: 200, window: window(50, 100, 30_000, 60) });
+    await store.observe('b', await lease(), { status: 200, window: window(50, 30_000, 60, 100) });
     await store.observe('b', await lease(), {
       status: 200,
-      window: window(1, 500, 3_600_000, 1000),
+      window: window(1, 3_600_000, 1000, 500),
     });
     await lease();
     expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 3_600_000 });
@@ -152,7 +146,7 @@ describe('MemoryQuotaStore', () => {
 
   it('counts a response whose rate-limit headers it could not use against the budget it knew', async () => {
     const { store, lease } = storeAt();
-    await store.observe('b', await lease(), { status: 200, window: window(2, 100, 5000) });
+    await store.observe('b', await lease(), { status: 200, window: window(2, 5000, 10, 100) });
     await store.observe('b', await lease(), { status: 200 });
     await store.observe('b', await lease(), { status: 200 });
     expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 5000 });
@@ -209,11 +203,11 @@ describe('MemoryQuotaStore', () => {
 
   it('after a 429, learns the budget only from the request sent first, not from late answers', async () => {
     const { store, lease, advance } = storeAt();
-    await store.observe('b', await lease(), { status: 200, window: window(100, 100, 60_000) });
+    await store.observe('b', await lease(), { status: 200, window: window(100, 60_000, 10, 100) });
     const early = await lease();
     await store.observe('b', await lease(), { status: 429, cooldownMs: 1000 });
     // A request sent before the 429 is answered during the cooldown, saying plenty is left.
-    await store.observe('b', early, { status: 200, window: window(90, 100, 60_000) });
+    await store.observe('b', early, { status: 200, window: window(90, 60_000, 10, 100) });
     advance(1000);
     await lease();
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
@@ -221,10 +215,10 @@ describe('MemoryQuotaStore', () => {
 
   it('bounds a stated budget that a 429 contradicted by the learnt rounds', async () => {
     const { store, lease, advance } = storeAt();
-    await store.observe('b', await lease(), { status: 200, window: window(100, 100, 60_000) });
+    await store.observe('b', await lease(), { status: 200, window: window(100, 60_000, 10, 100) });
     await store.observe('b', await lease(), { status: 429, cooldownMs: 1000 });
     advance(1000);
-    await store.observe('b', await lease(), { status: 200, window: window(97, 100, 60_000) });
+    await store.observe('b', await lease(), { status: 200, window: window(97, 60_000, 10, 100) });
     // The window says 97 are left; a round of two binds first.
     await lease();
     await lease();
@@ -252,7 +246,7 @@ describe('MemoryQuotaStore', () => {
   it('takes a seconds-until reset that must end after the known window as a new window', async () => {
     const { store, lease, advance } = storeAt();
     const approx = (remaining: number, tookMs?: number) => ({
-      ...window(remaining, 0, 3000, 10),
+      ...window(remaining, 3000, 10, 0),
       approximate: true,
       ...(tookMs && { tookMs }),
     });

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PetsClient } from '../src/index.js';
-import { json, PET, startFaultServer } from './helpers/fault-server.js';
+import { jsonFault, PET, startFaultServer } from './helpers/fault-server.js';
 
 // What actually goes over the wire with the platform fetch (the default path,
 // which builds plain header objects and no Request of its own).
@@ -14,9 +14,9 @@ afterEach(async () => {
 describe('requests through the platform fetch', () => {
   it('carry the bearer key, the extra headers, the query, the path and a JSON body', async () => {
     server = await startFaultServer([
-      json(200, [{ ...PET, status: 'sold' }]),
-      json(201, PET),
-      json(200, PET),
+      jsonFault(200, [{ ...PET, status: 'sold' }]),
+      jsonFault(201, PET),
+      jsonFault(200, PET),
     ]);
     const client = new PetsClient({
       apiKey: 'sk_wire_test',

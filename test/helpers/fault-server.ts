@@ -33,13 +33,18 @@ export interface Arrival {
   fault: Fault;
 }
 
-export const json = (status: number, body: unknown, headers: [string, string][] = []): Fault => ({
+/** A JSON answer the fault server sends (not a `Response`: see scripted-fetch for that). */
+export const jsonFault = (
+  status: number,
+  body: unknown,
+  headers: [string, string][] = [],
+): Fault => ({
   status,
   headers: [['content-type', 'application/json'], ...headers],
   body: JSON.stringify(body),
 });
 export const errorBody = (status: number, headers: [string, string][] = []) =>
-  json(status, { code: `c${status}`, message: `m${status}`, status }, headers);
+  jsonFault(status, { code: `c${status}`, message: `m${status}`, status }, headers);
 export const PET = { id: 7, name: 'Rex', categoryId: 1, status: 'available' };
 
 /**
@@ -67,7 +72,7 @@ export async function startFaultServer(
         headers: req.headers,
         fault: {},
       };
-      const fault = queue.shift() ?? fallback?.(arrival) ?? json(200, PET);
+      const fault = queue.shift() ?? fallback?.(arrival) ?? jsonFault(200, PET);
       arrival.fault = fault;
       arrivals.push(arrival);
       const done = () => {
