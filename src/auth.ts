@@ -71,7 +71,6 @@ export function bucketName(apiKey: string, baseUrl: string): string | Promise<st
   const subtle = globalThis.crypto?.subtle;
   if (subtle) return subtle.digest('SHA-256', data).then(hex);
   // Pages over plain http have no WebCrypto: a 64-bit FNV-1a keeps keys apart in the page's memory.
-
   let hash = 0xcbf29ce484222325n;
   for (const byte of data) hash = ((hash ^ BigInt(byte)) * 0x100000001b3n) & 0xffffffffffffffffn;
   return `fnv1a-${hash.toString(16)}`;

@@ -470,7 +470,6 @@ function noResponse(
 }
 
 /** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
-
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     signal?.throwIfAborted();

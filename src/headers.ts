@@ -340,7 +340,6 @@ function item(text: string): Member {
 }
 
 /** The members of a List field (RFC 9651, 4.2.1), or `undefined` when absent or unparsable. */
-
 export function parseList(field: string | null): Member[] | undefined {
   if (field === null || !LIST.test(field)) return undefined;
   return [...field.matchAll(new RegExp(MEMBER, 'g'))].map(([text]) => {

@@ -257,7 +257,6 @@ export function validateInput<In extends SchemaName, Out extends SchemaName>(
 }
 
 /** Validates a 2xx body, and that it keeps to the request; else {@link ResponseValidationError}. */
-
 export async function validateOutput<In extends SchemaName, Out extends SchemaName>(
   operation: Operation<In, Out>,
   input: Output<In>,

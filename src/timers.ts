@@ -25,7 +25,6 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
 }
 
 /** Longest delay setTimeout honours; above it, it fires at once. */
-
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /** `promise`, settled early (resolved) when `signal` aborts. */

@@ -271,7 +271,6 @@ type Scrubber = Pick<CallContext, 'scrub' | 'scrubJson' | 'scrubError'>;
  * An error response's body when it is the spec's `Error`, and its text without the key (JSON
  * re-serialised, so an escaped key is redacted too); JSON nested too deep to walk is dropped.
  */
-
 export function errorBody(
   ctx: Scrubber,
   raw: string | undefined,

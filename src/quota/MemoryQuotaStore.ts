@@ -302,7 +302,6 @@ const answered = (status: number) =>
  * taken off when the value said is the window's whole length (stated, or the longest said before;
  * never after a 429), which no rounding can have shortened.
  */
-
 export function resetIn(bucket: { span: number }, window: WindowReport): number {
   if (!window.approximate) return window.resetInMs;
   const said = window.resetInMs - 1000;
