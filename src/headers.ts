@@ -26,9 +26,14 @@ export interface WindowReport {
   readonly tookMs?: number | undefined;
 }
 
+// Below this, Date and the local clock differ by latency or rounding, not skew.
+const SKEW_TOLERANCE_MS = 2_000;
+
 /**
- * How a reported window stands to a known one of the same limit: older, the same, or newer. An
- * approximate reset is newer only when it must end after the known one, however it was rounded.
+ * How a reported window stands to a known one of the same limit: older (a late answer of a window
+ * that has ended: its reset is at most 2 s ahead), the same, or newer. An approximate reset is newer
+ * only when it must end after the known one, however it was rounded; an earlier reset still ahead
+ * is the same window said otherwise (a limiter that rounds, instances whose clocks differ).
  */
 export function windowOrder(
   known: { readonly resetId: number; readonly resetAt: number },
@@ -36,11 +41,12 @@ export function windowOrder(
   now: number,
 ): -1 | 0 | 1 {
   if (reported.approximate) {
-    const earliest = now - (reported.tookMs ?? 0) + reported.resetInMs - 2000;
+    const earliest = now - (reported.tookMs ?? 0) + reported.resetInMs - SKEW_TOLERANCE_MS;
     return earliest > known.resetAt ? 1 : 0;
   }
   const id = reported.resetId;
-  return id > known.resetId ? 1 : id < known.resetId ? -1 : 0;
+  if (id > known.resetId) return 1;
+  return id < known.resetId && reported.resetInMs <= SKEW_TOLERANCE_MS ? -1 : 0;
 }
 
 /** What one response says about time, read once. */
@@ -61,9 +67,6 @@ export interface ResponseTiming {
 
 /** The longest wait or clock difference believed (the longest window the interface knows). */
 export const HORIZON_MS = 86_400_000;
-
-// Below this, Date and the local clock differ by latency or rounding, not skew.
-const SKEW_TOLERANCE_MS = 2_000;
 
 // Quoted whole: the caller redacts the key before it shortens anything.
 const excerpt = (value: string) => JSON.stringify(value);

@@ -50,6 +50,26 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 5000 });
   });
 
+  it('takes an earlier reset still ahead as the same window (it tightens), one at its end as a late answer', async () => {
+    const { store, lease } = storeAt();
+    await store.observe('b', await lease(), { status: 200, window: window(50, 60_000, 60, 1060) });
+    // A limiter that rounds its reset, or two instances a second apart: none remain until 60 s.
+    await store.observe('b', await lease(), { status: 200, window: window(0, 59_000, 60, 1059) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 60_000 });
+
+    const late = storeAt();
+    await late.store.observe('b', await late.lease(), {
+      status: 200,
+      window: window(30, 60_000, 60, 1060),
+    });
+    // The last answer of the window before, whose reset is now: it says nothing of this one.
+    await late.store.observe('b', await late.lease(), {
+      status: 200,
+      window: window(0, 1000, 60, 1000),
+    });
+    await late.lease();
+  });
+
   it('keeps a minute window and a day window apart, and obeys the tighter', async () => {
     const { store, lease } = storeAt();
     await store.observe('b', await lease(), { status: 200, window: window(50, 30_000, 60, 100) });

@@ -160,6 +160,19 @@ describe('the budget left', () => {
     expect(held).toBeInstanceOf(RateLimitError);
     expect(stub.received).toHaveLength(1);
   });
+
+  it('holds once none remain, though the reset said is a second earlier than before (a limiter that rounds)', async () => {
+    const stub = scriptedFetch(
+      json([rex], 200, limits(50, 60)),
+      json([rex], 200, limits(0, 59)),
+    ).thenAlways(apiError(429, { 'retry-after': '1' }));
+    const client = clientWith(stub.fetch, { maxRetryDelayMs: 1000 });
+    await client.listPets();
+    await client.listPets();
+    const held = await client.listPets().catch((e: unknown) => e);
+    expect(held).toMatchObject({ code: 'rate_limit_hold' });
+    expect(stub.received).toHaveLength(2);
+  });
 });
 
 describe('after a 429', () => {

@@ -115,11 +115,19 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     // A larger remaining for the same window, and an older window: both ignored.
     await store.observe(BUCKET, 'x', { status: 200, window: window(50, 60_000, 60, 1000) });
     await store.observe(BUCKET, 'y', { status: 200, window: window(50, 60_000, 60, 999) });
+    // The last answer of the window before, whose reset is now: ignored too.
+    await store.observe(BUCKET, 'v', { status: 200, window: window(0, 1000, 60, 940) });
     leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
-    leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    const second = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
     expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
       reason: 'budget-in-flight',
     });
+    // An earlier reset still ahead is the same window said otherwise: it tightens.
+    await store.observe(BUCKET, second, { status: 200, window: window(0, 59_000, 60, 999) });
+    expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      reason: 'budget-in-flight',
+    });
+
     // A 429 asks for 5 s; a later one for 1 s does not shorten it.
     await store.observe(BUCKET, 'z', { status: 429, window: window(0), cooldownMs: 5_000 });
     await store.observe(BUCKET, 'w', { status: 429, window: window(0), cooldownMs: 1_000 });
