@@ -327,10 +327,23 @@ export function errorFromResponse(response: FailedResponse): ApiError {
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 const LONG_SECRET = 12;
 
-/** `text` with `secret` (also as JSON quotes it) replaced by `[redacted]`. */
+let echoed: { readonly secret: string; readonly forms: readonly string[] } | undefined;
+
+/** The forms a server may echo `secret` in: as JSON quotes it, percent-encoded (either case), as is. */
+function formsOf(secret: string): readonly string[] {
+  if (echoed?.secret !== secret) {
+    const encoded = encodeURIComponent(secret);
+    const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
+    const forms = [JSON.stringify(secret).slice(1, -1), encoded, lower, secret];
+    echoed = { secret, forms: [...new Set(forms)] };
+  }
+  return echoed.forms;
+}
+
+/** `text` with `secret`, in every form a server may echo it in, replaced by `[redacted]`. */
 export function redact(text: string, secret: string): string {
-  if (/["\\]/.test(secret)) text = redactOne(text, JSON.stringify(secret).slice(1, -1));
-  return redactOne(text, secret);
+  for (const form of formsOf(secret)) text = redactOne(text, form);
+  return text;
 }
 
 function redactOne(text: string, secret: string): string {
@@ -365,12 +378,13 @@ export function redactJson(value: unknown, secret: string): unknown {
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     const record = node as Record<string, unknown>;
     for (const name of Object.keys(record)) {
-      let child = record[name];
-      if (typeof child === 'string') child = redact(child, secret);
-      else if (typeof child === 'object' && child !== null) pending.push(child);
+      const child = record[name];
+      const cleanChild = typeof child === 'string' ? redact(child, secret) : child;
+      if (typeof child === 'object' && child !== null) pending.push(child);
       const clean = redact(name, secret);
       if (clean !== name) delete record[name];
-      record[clean] = child;
+      // Written only when changed: an object the SDK froze (a `rateLimit`) is left as it is.
+      if (clean !== name || cleanChild !== child) record[clean] = cleanChild;
     }
   }
   return value;
@@ -414,6 +428,18 @@ export function scrubThrown<E>(error: E, secret: string): E {
       writable: true,
       configurable: true,
     });
+  }
+  // Its fields (`issues`, `body`, `rawBody`…) are plain data of its own: cleaned in place.
+  for (const key of Object.keys(error)) {
+    if (key === 'message' || key === 'stack' || key === 'cause') continue;
+    const value = (error as Record<string, unknown>)[key];
+    if (typeof value === 'string' || (typeof value === 'object' && value !== null)) {
+      Object.defineProperty(error, key, {
+        value: redactJson(value, secret),
+        writable: true,
+        configurable: true,
+      });
+    }
   }
   return error;
 }

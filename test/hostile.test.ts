@@ -12,9 +12,11 @@ import {
   MemoryQuotaStore,
   PetsClient,
   RateLimitError,
+  RequestValidationError,
   ResponseValidationError,
   ServerError,
 } from '../src/index.js';
+
 import { recordingLogger } from './helpers/logger.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
 import { sleep } from './helpers/sleep.js';
@@ -100,6 +102,51 @@ describe('redaction, second round', () => {
       .getPet(1)
       .catch((e: unknown) => e)) as ApiError;
     expect(error.headers.get(name)).toBe(value);
+  });
+});
+
+describe('the key echoed percent-encoded, or as a name in the input', () => {
+  const KEY = 'sk_live_SECRET/KEY+1234567890==abc';
+  const encoded = encodeURIComponent(KEY);
+  const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
+  const shown = (error: unknown) => `${inspect(error, { depth: 20 })}${JSON.stringify(error)}`;
+
+  it.each([
+    [
+      'a redirect Location',
+      () =>
+        new Response(null, {
+          status: 302,
+          headers: { location: `https://login.example/?api_key=${encoded}` },
+        }),
+    ],
+    [
+      'a JSON error body',
+      () => json({ code: 'unauthorized', message: `invalid key ${encoded}`, status: 401 }, 401),
+    ],
+    [
+      'a text body in lower-case hex',
+      () => new Response(`invalid api_key=${lower}`, { status: 401 }),
+    ],
+    ['a reason phrase', () => new Response('', { status: 503, statusText: `Bad key ${encoded}` })],
+  ])('keeps it out of the error when %s holds it', async (_, answer) => {
+    const stub = scriptedFetch(answer());
+    const error = await clientWith(stub.fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(shown(error)).toContain('[redacted]');
+    for (const form of [KEY, encoded, lower]) expect(shown(error)).not.toContain(form);
+  });
+
+  it('keeps it out of the issues of an input that holds it as a name', async () => {
+    const stub = scriptedFetch(json([rex]));
+    const client = clientWith(stub.fetch, { apiKey: KEY });
+    const error = await client.listPets({ [KEY]: 1 } as never).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as RequestValidationError).issues[0]?.message).toContain('[redacted]');
+    expect(shown(error)).not.toContain(KEY);
+    expect(stub.received).toHaveLength(0);
   });
 });
 
