@@ -1,7 +1,7 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
 import type { CallContext } from './client.js';
-import { ResponseValidationError } from './errors.js';
+import { ConnectionError, ResponseValidationError } from './errors.js';
 import type { Operation } from './operations.js';
 import { checkErrorBody, REJECT } from './operations.js';
 import type { FetchInit, FetchResponse } from './options.js';
@@ -191,6 +191,12 @@ export class Transport {
       ) {
         throw new TypeError('fetch resolved something that is not a Response');
       }
+      if (response.redirected === true) {
+        throw new ConnectionError(
+          `The fetch option followed a redirect (to ${String(response.url)}), which the client never does: pass init.redirect on as given ('manual'). The request, and the key with it, may have reached that address; the answer was not read.`,
+        );
+      }
+
       exchange.response = response;
       standIn ??= new Response(null, { status: 204 });
       return standIn;

@@ -325,6 +325,41 @@ describe('arbitrary bodies (properties)', () => {
 });
 
 describe('redirects', () => {
+  it('followed by a custom fetch fail the call, never retried, the answer unread', async () => {
+    const seen: string[] = [];
+    const base = await listen((req, res) => {
+      seen.push(`${req.method} ${req.url}`);
+      if (req.url === '/v1/elsewhere') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(req.method === 'POST' ? rex : [rex]));
+        return;
+      }
+      res.writeHead(307, { location: '/v1/elsewhere' });
+      res.end();
+    });
+    const client = new PetsClient({
+      apiKey: 'sk_redirect_test',
+      baseUrl: `${base}/v1`,
+      logLevel: 'off',
+      quotaStore: new MemoryQuotaStore(),
+      fetch: (url, init) => fetch(url, { ...init, redirect: 'follow' }),
+    });
+    for (const call of [
+      () => client.listPets(),
+      () => client.createPet({ name: 'Rex', categoryId: 3 }),
+    ]) {
+      const error = await call().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toContain('followed a redirect');
+    }
+    expect(seen).toEqual([
+      'GET /v1/pets',
+      'GET /v1/elsewhere',
+      'POST /v1/pets',
+      'POST /v1/elsewhere',
+    ]);
+  });
+
   it('are never followed, to another origin least of all', async () => {
     let elsewhere = 0;
     const other = await listen((_, res) => {
