@@ -6,6 +6,7 @@ import {
   ConnectionError,
   describeThrown,
   errorFromResponse,
+  POSSIBLY_ACTED,
   RateLimitError,
   TimeoutError,
 } from './errors.js';
@@ -453,9 +454,10 @@ function noResponse(
     call.decision = decide({ kind: 'no-response', timedOut, status }, situation(ctx, call));
   }
   const cause = ctx.scrubError(error);
+  const acted = call.operation.resend ? '' : POSSIBLY_ACTED;
   if (timedOut) {
     return new TimeoutError(
-      `${call.label} timed out after ${call.timeoutMs} ms (timeoutMs), reading the body included. Raise timeoutMs if the service is slow.`,
+      `${call.label} timed out after ${call.timeoutMs} ms (timeoutMs), reading the body included. Raise timeoutMs if the service is slow.${acted}`,
       { cause },
     );
   }
@@ -465,7 +467,7 @@ function noResponse(
   const what =
     status === undefined
       ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : 'Check the network and baseUrl.'}`
-      : `got HTTP ${status}, but its body broke off: ${why}.${call.operation.resend ? '' : ' The service may have acted on the request: check before sending it again.'}`;
+      : `got HTTP ${status}, but its body broke off: ${why}.${acted}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
 }
 

@@ -250,6 +250,10 @@ interface FailedResponse {
 const clip = (text: string, most: number) =>
   text.length > most ? `${text.slice(0, most)}…` : text;
 
+/** Said of a POST that was not retried, since it may have been carried out: the animal added. */
+export const POSSIBLY_ACTED =
+  ' The service may have acted on the request: check before sending it again.';
+
 function describeBody(response: FailedResponse): string {
   const type = response.headers.get('content-type') ?? 'no content type';
   const { text } = response;
@@ -287,7 +291,9 @@ export function errorFromResponse(response: FailedResponse): ApiError {
   const parsed = response.body;
   const code = parsed ? parsed.code.slice(0, 100) : `http_${status}`;
   const said = parsed ? `${clip(parsed.message, 500)} (code ${code})` : describeBody(response);
-  let head = `${response.request} failed with HTTP ${status}${response.statusText ? ` ${response.statusText}` : ''}: ${said}.`;
+  const reason = response.statusText ? ` ${clip(response.statusText, 200)}` : '';
+  let head = `${response.request} failed with HTTP ${status}${reason}: ${said}.`;
+
   // A browser shows a redirect it did not follow as status 0.
   if (status === 0 || (status >= 300 && status < 400)) {
     const location = response.headers.get('location');
@@ -316,7 +322,8 @@ export function errorFromResponse(response: FailedResponse): ApiError {
         retryAfterMs: response.retryAfterMs,
       });
     default:
-      return new (status >= 500 && status < 600 ? ServerError : ApiError)(head, details);
+      if (status < 500 || status >= 600) return new ApiError(head, details);
+      return new ServerError(`${head}${response.method === 'POST' ? POSSIBLY_ACTED : ''}`, details);
   }
 }
 

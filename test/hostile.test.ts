@@ -1054,6 +1054,15 @@ describe('a hostile caller and a broken fetch or store (third attack on the call
     expect(pulled).toBeLessThan(5);
   });
 
+  it('quotes at most 200 characters of a reason phrase', async () => {
+    const stub = scriptedFetch(new Response('', { status: 418, statusText: 'x'.repeat(100_000) }));
+    const error = await clientWith(stub.fetch)
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as Error).message.length).toBeLessThan(600);
+  });
+
   it('says in one line that a 2xx body is not JSON', async () => {
     const client = clientWith(scriptedFetch(new Response('oops', { status: 200 })).fetch);
     const error = (await client.listPets().catch((e: unknown) => e)) as Error;

@@ -142,7 +142,26 @@ describe('retries after other failures', () => {
       .createPet({ name: 'Rex', categoryId: 3 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerError);
+    expect((error as Error).message).toContain('The service may have acted on the request');
     expect(stub.received).toHaveLength(1);
+  });
+
+  it('says that a POST that timed out may have been carried out, and a GET nothing of the kind', async () => {
+    const hang = () => new Promise<Response>(() => {});
+    const stub = scriptedFetch(hang, apiError(503));
+    const client = clientWith(stub.fetch, { timeoutMs: 1000, maxRetries: 0 });
+    const post = client.createPet({ name: 'Rex', categoryId: 3 }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1000);
+    const timedOut = await post;
+    expect(timedOut).toBeInstanceOf(TimeoutError);
+    expect((timedOut as Error).message).toContain('The service may have acted on the request');
+    const listed = client.listPets().catch((e: unknown) => e);
+    // The key waits a little after a request that got no response.
+    await vi.advanceTimersByTimeAsync(1000);
+    const get = await listed;
+    expect(get).toBeInstanceOf(ServerError);
+
+    expect((get as Error).message).not.toContain('may have acted');
   });
 
   it('never retries a POST after a connection error', async () => {
