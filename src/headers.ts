@@ -30,10 +30,11 @@ export interface WindowReport {
 const SKEW_TOLERANCE_MS = 2_000;
 
 /**
- * How a reported window stands to a known one of the same limit: older (a late answer of a window
- * that has ended: its reset is at most 2 s ahead), the same, or newer. An approximate reset is newer
- * only when it must end after the known one, however it was rounded; an earlier reset still ahead
- * is the same window said otherwise (a limiter that rounds, instances whose clocks differ).
+ * How a reported window stands to a known one of the same limit: older, the same, or newer. An
+ * approximate reset is newer only when it must end after the known one, however it was rounded.
+ * An earlier reset is older when, placed on the known window's clock, it ends within a second (a
+ * late answer of the window before, its reset rounded up); further ahead, it is the same window
+ * said otherwise (a limiter that rounds, instances whose clocks differ).
  */
 export function windowOrder(
   known: { readonly resetId: number; readonly resetAt: number },
@@ -45,8 +46,8 @@ export function windowOrder(
     return earliest > known.resetAt ? 1 : 0;
   }
   const id = reported.resetId;
-  if (id > known.resetId) return 1;
-  return id < known.resetId && reported.resetInMs <= SKEW_TOLERANCE_MS ? -1 : 0;
+  if (id >= known.resetId) return id > known.resetId ? 1 : 0;
+  return known.resetAt - (known.resetId - id) * 1000 <= now + 1000 ? -1 : 0;
 }
 
 /** What one response says about time, read once. */

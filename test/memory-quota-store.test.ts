@@ -57,7 +57,21 @@ describe('MemoryQuotaStore', () => {
     await store.observe('b', await lease(), { status: 200, window: window(0, 59_000, 60, 1059) });
     expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 60_000 });
 
+    // The same on a window of 3 s, said again 200 ms on: its earlier reset is 1.8 s ahead.
+    const short = storeAt();
+    await short.store.observe('b', await short.lease(), {
+      status: 200,
+      window: window(4, 3000, 5, 1003),
+    });
+    short.advance(200);
+    await short.store.observe('b', await short.lease(), {
+      status: 200,
+      window: window(0, 1800, 5, 1002),
+    });
+    expect(await short.store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 2800 });
+
     const late = storeAt();
+
     await late.store.observe('b', await late.lease(), {
       status: 200,
       window: window(30, 60_000, 60, 1060),

@@ -95,10 +95,12 @@ export interface Observation {
  *   ended), one request is admitted and the rest wait for its response;
  * - otherwise no more requests are in flight than the smallest `remaining`
  *   of the known windows; a window is named by its limit and its reset, and a
- *   report of an older window (its reset at most 2 s ahead: a late answer of
- *   one that ended), or a larger `remaining` for the same one, is ignored
- *   (responses arriving out of order only tighten the budget); an earlier
- *   reset further ahead is the same window, whose lower `remaining` counts;
+ *   report of an older window (an earlier reset that, on the known window's
+ *   clock, ends within a second: a late answer of the window before), or a
+ *   larger `remaining` for the same one, is ignored (responses arriving out
+ *   of order only tighten the budget); an earlier reset further ahead is the
+ *   same window, whose lower `remaining` counts;
+
 
  * - while no window is stated (a 2xx or 4xx came without one), the budget
  *   is learnt: requests go in rounds, the first of one request; a round ends

@@ -356,7 +356,7 @@ if ARGV[3] ~= '' then
   local w = windows[k]
   -- An estimated reset (slack 1) belongs to the window still known, unless
   -- it must end after it however it was rounded; so does an earlier reset
-  -- more than 2 s ahead, which no ended window has (windowOrder).
+  -- that, on the known window's clock, ends more than a second ahead (windowOrder).
 
   local newer = slack == 0 and w and resetId > w[2]
   if slack == 1 and w then newer = now - within_day(ARGV[13]) + within_day(ARGV[6]) - 2000 > w[3] end
@@ -378,7 +378,8 @@ if ARGV[3] ~= '' then
       if at == nil or v[3] < at then soonest, at = name, v[3] end
     end
     if count > MAX_WINDOWS then redis.call('HDEL', S, soonest) end
-  elseif (slack == 1 or resetId == w[2] or within_day(ARGV[6]) > 2000) and remaining < w[1] then
+  elseif (slack == 1 or resetId == w[2] or w[3] - (w[2] - resetId) * 1000 > now + 1000) and remaining < w[1] then
+
 
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
