@@ -334,22 +334,13 @@ export function errorFromResponse(response: FailedResponse): ApiError {
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 const LONG_SECRET = 12;
 
-let echoed: { readonly secret: string; readonly forms: readonly string[] } | undefined;
-
-/** The forms a server may echo `secret` in: as JSON quotes it, percent-encoded (either case), as is. */
-function formsOf(secret: string): readonly string[] {
-  if (echoed?.secret !== secret) {
-    const encoded = encodeURIComponent(secret);
-    const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
-    const forms = [JSON.stringify(secret).slice(1, -1), encoded, lower, secret];
-    echoed = { secret, forms: [...new Set(forms)] };
-  }
-  return echoed.forms;
-}
-
-/** `text` with `secret`, in every form a server may echo it in, replaced by `[redacted]`. */
+/** `text` with `secret` replaced by `[redacted]`: as JSON quotes it, percent-encoded (either case), as is. */
 export function redact(text: string, secret: string): string {
-  for (const form of formsOf(secret)) text = redactOne(text, form);
+  const encoded = encodeURIComponent(secret);
+  const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
+  for (const form of [JSON.stringify(secret).slice(1, -1), encoded, lower, secret]) {
+    text = redactOne(text, form);
+  }
   return text;
 }
 
@@ -418,35 +409,16 @@ export function scrubThrown<E>(error: E, secret: string): E {
   if (!secret || typeof error !== 'object' || error === null || isClean(error, secret)) {
     return error;
   }
-  const own = error as { message?: unknown; stack?: unknown; cause?: unknown };
-  for (const key of ['message', 'stack'] as const) {
+  const own = error as Record<string, unknown>;
+  // Besides its cause, its message, stack and fields (`issues`, `body`…) are plain data of its own.
+  for (const key of ['message', 'stack', 'cause', ...Object.keys(error)]) {
     const value = own[key];
-    if (typeof value === 'string') {
-      Object.defineProperty(error, key, {
-        value: redact(value, secret),
-        writable: true,
-        configurable: true,
-      });
-    }
-  }
-  if (own.cause !== undefined) {
-    Object.defineProperty(error, 'cause', {
-      value: redactError(own.cause, secret),
+    if (value === undefined) continue;
+    Object.defineProperty(error, key, {
+      value: key === 'cause' ? redactError(value, secret) : redactJson(value, secret),
       writable: true,
       configurable: true,
     });
-  }
-  // Its fields (`issues`, `body`, `rawBody`…) are plain data of its own: cleaned in place.
-  for (const key of Object.keys(error)) {
-    if (key === 'message' || key === 'stack' || key === 'cause') continue;
-    const value = (error as Record<string, unknown>)[key];
-    if (typeof value === 'string' || (typeof value === 'object' && value !== null)) {
-      Object.defineProperty(error, key, {
-        value: redactJson(value, secret),
-        writable: true,
-        configurable: true,
-      });
-    }
   }
   return error;
 }

@@ -193,7 +193,7 @@ export class Transport {
       }
       if (response.redirected === true) {
         throw new ConnectionError(
-          `The fetch option followed a redirect (to ${String(response.url)}), which the client never does: pass init.redirect on as given ('manual'). The request, and the key with it, may have reached that address; the answer was not read.`,
+          `The fetch option followed a redirect (to ${String(response.url)}): pass init.redirect on as given. The request and the key may have reached that address.`,
         );
       }
 

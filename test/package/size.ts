@@ -47,11 +47,16 @@ import { root } from './pack.js';
  * error, `RateLimit` fields read only without `X-RateLimit-*`) and an attack
  * on it found a body stream of strings that passed the cap, a logger whose
  * promise rejects killing the process, and a fetch that resolves nothing:
- * the initial budget raised by 0.1 kB (22.30 kB measured).
+ * the initial budget raised by 0.1 kB (22.30 kB measured). What an attack on
+ * it found next took 0.2 kB (22.49 kB measured, 30.18 kB in all, 29.47 kB
+ * plain): the key redacted percent-encoded and from every field of an error,
+ * a custom fetch that follows a redirect refused, and a createPet's timeout
+ * or 5xx saying the service may have acted on it.
+
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 22.35 * 1024, total: 30 * 1024, plain: 29.5 * 1024 };
+export const BUDGET = { initial: 22.55 * 1024, total: 30.25 * 1024, plain: 29.55 * 1024 };
 
 export interface Size {
   minified: number;
