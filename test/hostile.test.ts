@@ -61,7 +61,7 @@ describe('a short key', () => {
   });
 });
 
-describe('redaction, second round', () => {
+describe('redaction of an echoed key: in causes and escaped', () => {
   const KEY = 'sk_secret_key_123';
 
   it('keeps the key out of the cause of a non-JSON 2xx', async () => {
@@ -583,7 +583,7 @@ describe('smaller ones', () => {
   });
 });
 
-describe('redaction, third round (0.2.0 attack)', () => {
+describe('redaction in header names, hidden causes and short keys', () => {
   const KEY = 'sk_live_SECRET123456789';
   const shown = (error: unknown) =>
     [JSON.stringify(error), inspect(error, { depth: 20, showHidden: true }), String(error)].join(
@@ -678,7 +678,7 @@ describe('redaction, third round (0.2.0 attack)', () => {
   });
 });
 
-describe('a 429 asking for more than a day (0.2.0 attack)', () => {
+describe('a 429 asking for more than a day', () => {
   it('is not retried, and says why', async () => {
     const stub = scriptedFetch(apiError(429, { 'retry-after': '99999999999' })).thenAlways(
       json([rex]),
@@ -696,7 +696,7 @@ function redactShort(text: string): string {
   return redact(text, 'abc123');
 }
 
-describe('custom fetches, hooks, stores and options that misbehave (issue 17 attack)', () => {
+describe('custom fetches, hooks, stores and options that misbehave', () => {
   const KEY = 'sk_attack_0123456789abcdef';
   const { logger, lines } = recordingLogger(['error', 'warn']);
   afterEach(() => {
@@ -983,7 +983,7 @@ describe('custom fetches, hooks, stores and options that misbehave (issue 17 att
   });
 });
 
-describe('a hostile caller and a broken fetch or store (third attack on the call path)', () => {
+describe('a hostile caller and a broken fetch or store', () => {
   const KEY = 'sk_live_ABCDEFGHIJKLMNOP1234';
   const thrown = (make: () => unknown) => {
     try {
@@ -1232,7 +1232,7 @@ describe('an outage, seen as one', () => {
   });
 });
 
-describe('a broken store, an odd status and a flooding body (fourth attack on the call path)', () => {
+describe('a broken store, an odd status and a flooding body', () => {
   const KEY = 'sk_live_ATTACK_0123456789abcdef';
   const delegating = (holds: () => boolean) => {
     const inner = new MemoryQuotaStore();
