@@ -32,7 +32,12 @@ export function resolveApiKey(
       ? `or set ${API_KEY_ENV}`
       : `(this runtime has no process.env to read ${API_KEY_ENV} from: in a Cloudflare Worker, pass env.${API_KEY_ENV})`;
     const near = nearMiss?.();
-    const meant = near ? ` The options hold "${near}": did you mean apiKey?` : '';
+    const meant = near
+      ? ` The options hold "${near}": did you mean apiKey?`
+      : option === ''
+        ? ` apiKey is an empty string, and ${API_KEY_ENV} is read only when apiKey is left out.`
+        : '';
+
     throw new AnimalStoreError(
       `Missing API key: pass \`apiKey\` to new PetsClient({ apiKey }) ${where}.${meant}`,
     );

@@ -104,7 +104,7 @@ export class CallContext {
   readonly #apiKey: string;
   #tracer: Promise<Tracing> | undefined;
   #tracerFor: TracerProviderLike | undefined;
-  /** The last `X-RateLimit-*` values this client saw. */
+  /** The last rate-limit values this client saw. */
   rateLimit: RateLimitInfo | undefined;
 
   constructor(
@@ -349,7 +349,7 @@ export class PetsClient {
     getPet(petId: number, options?: RequestOptions): Promise<WithResponse<Pet>>;
   };
 
-  /** The last `X-RateLimit-*` values the service sent, or `undefined` before any response. */
+  /** The last rate-limit values the service sent (`X-RateLimit-*`, or the IETF `RateLimit` fields), or `undefined` before any response. */
   get rateLimit(): RateLimitInfo | undefined {
     return this.#context.rateLimit;
   }

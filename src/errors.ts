@@ -119,8 +119,8 @@ export class ApiError extends AnimalStoreError {
   readonly code: string;
   /** Response headers. */
   readonly headers: Headers;
-  /** `X-RateLimit-*` values of this response, when present. */
-  readonly rateLimit?: RateLimitInfo;
+  /** The rate-limit values of this response (`X-RateLimit-*`, or the IETF `RateLimit` fields), when present. */
+  declare readonly rateLimit?: RateLimitInfo;
   /**
    * The body when it was the spec's `Error` JSON (unknown fields dropped); `undefined` when it
    * was something else (an HTML page, other JSON, nothing), or the request was never sent.
@@ -169,7 +169,7 @@ export class RateLimitError extends ApiError {
   static override readonly brand: string = 'RateLimitError';
   override readonly name: string = 'RateLimitError';
   /** How long the service asked to wait, when it said (`Retry-After` or `X-RateLimit-Reset`). */
-  readonly retryAfterMs?: number;
+  declare readonly retryAfterMs?: number;
 
   constructor(message: string, details: ApiErrorDetails & { retryAfterMs?: number | undefined }) {
     super(message, details);

@@ -185,6 +185,17 @@ describe('errors as data', () => {
     expect(error.message).toContain('was not sent');
     expect(stub.received).toHaveLength(1);
   });
+
+  it('leave retryAfterMs and rateLimit out of an error that has none, rather than undefined', async () => {
+    const stub = scriptedFetch(json([rex]), json([rex]));
+    const client = clientWith(stub.fetch, { maxRetryDelayMs: 0 });
+    const [first, second] = await Promise.allSettled([client.listPets(), client.listPets()]);
+    expect(first.status).toBe('fulfilled');
+    const error = (second as PromiseRejectedResult).reason as RateLimitError;
+    expect(error.code).toBe('rate_limit_hold');
+    expect(Object.hasOwn(error, 'retryAfterMs')).toBe(false);
+    expect(Object.hasOwn(error, 'rateLimit')).toBe(false);
+  });
 });
 
 describe('the address of the service', () => {

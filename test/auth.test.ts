@@ -49,6 +49,13 @@ describe('API key', () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it('says that an empty apiKey keeps the key in the environment from being read', () => {
+    vi.stubEnv('ANIMAL_STORE_API_KEY', 'sk_from_env');
+    expect(() => new PetsClient({ apiKey: '', baseUrl: BASE_URL })).toThrow(
+      /apiKey is an empty string, and ANIMAL_STORE_API_KEY is read only when apiKey is left out/,
+    );
+  });
+
   it.each([
     ['a line feed', 'sk_live\nX-Evil: 1'],
     ['a carriage return', 'sk_live\r'],

@@ -58,11 +58,11 @@ const positiveInteger = (value: unknown): boolean =>
 const KNOWN = ['apiKeys', 'plan', 'limits', 'seed', 'now', 'baseUrl', 'port', 'host', 'service'];
 const KNOWN_LIMITS = ['perMinute', 'perDay', 'windowMs'];
 
-function unknown(options: object, known: readonly string[], prefix: string): void {
+function unknown(options: object, known: readonly string[], prefix: string, also = ''): void {
   const name = Object.keys(options).find((key) => !known.includes(key));
   if (name !== undefined) {
     fail(
-      `${prefix}${name} is no option of the mock; the options are ${known.map((k) => prefix + k).join(', ')}.`,
+      `${prefix}${name} is no option of the mock; the options are ${known.map((k) => prefix + k).join(', ')}${also}.`,
     );
   }
 }
@@ -76,7 +76,13 @@ export function checkServiceOptions(options: MockServiceOptions): void {
     fail(`the options must be an object such as { apiKeys: ['test-key'] }; got ${quote(options)}.`);
   }
   const { plan, apiKeys, limits, seed, now } = options;
-  unknown(options, KNOWN, '');
+  unknown(
+    options,
+    KNOWN,
+    '',
+    ' (service for createHandlers only; port and host for startMockServer, which takes no baseUrl)',
+  );
+
   if (typeof limits === 'object' && limits !== null) unknown(limits, KNOWN_LIMITS, 'limits.');
   if (plan !== undefined && !Object.hasOwn(PLAN_LIMITS, plan)) {
     fail(`plan must be one of ${Object.keys(PLAN_LIMITS).join(', ')}; got ${quote(plan)}.`);

@@ -3,7 +3,7 @@ export const MSW_MISSING =
   '@animal-store/sdk/mock needs msw 2, which is not installed here. Install it next to the SDK: ' +
   '`npm install --save-dev msw@^2.7.0` (or the same with pnpm, yarn or bun). ' +
   'The SDK itself does not need msw, and neither does the loopback mock on the command line ' +
-  '(`npx animal-store-mock`).';
+  '(`npx -p @animal-store/sdk animal-store-mock`).';
 
 /** Whether `error` says that the package `msw` itself (not one of its own dependencies) could not be found. */
 export function isMswMissing(error: unknown): boolean {
