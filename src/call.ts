@@ -16,7 +16,7 @@ import { type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
 import type { HoldReason, Observation } from './quota/store.js';
-import { readCallOptions } from './settings.js';
+import { readCallOptions, reservedHeader } from './settings.js';
 import { onAbort, untilAborted } from './timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
 import {
@@ -267,13 +267,13 @@ function attemptHeaders(
     url,
     headers,
   });
-  if (headers.has('authorization')) {
-    ctx.log.log(
-      'error',
-      'hooks.beforeRequest set Authorization, which is reserved for the key; it was ignored.',
-    );
-  }
-  return Object.fromEntries(headers);
+  const sent: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    const reserved = reservedHeader(name);
+    if (!reserved) sent[name] = value;
+    else ctx.log.log('error', `hooks.beforeRequest set a header it cannot: ${reserved}; ignored.`);
+  });
+  return sent;
 }
 
 /**

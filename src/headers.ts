@@ -150,7 +150,7 @@ function ietf(raw: string, policy: Member[]): Stated[] {
 
 /**
  * The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's
- * `RateLimit-*`; each read only when those before it gave nothing usable.
+ * `RateLimit-*` (limiters stacked in front of the service may each send another).
  */
 function stated(headers: Headers): (() => Stated[])[] {
   let policy: Member[] | undefined;
@@ -252,8 +252,9 @@ function check(
 }
 
 /**
- * Reads what a response says about time: its budget, from the first form that is complete and
- * credible (else none at all), and for a 429 the wait it asks (`Retry-After`, else the reset).
+ * Reads what a response says about time: its budget, the tightest of every form and policy that is
+ * complete and credible (else none at all), and for a 429 the wait it asks (`Retry-After`, else
+ * the reset).
  */
 export function readTiming(
   headers: Headers,
@@ -266,13 +267,13 @@ export function readTiming(
   const problems: string[] = [];
   let found: Read | undefined;
   for (const form of stated(headers)) {
-    // Of the policies of one field, the one with least left.
+    // Of every budget stated, the one with least left binds.
     for (const said of form()) {
       const read = check(said, server, nowMs, problems, nowMs - sentMs);
       if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
     }
-    if (found) break;
   }
+
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
   if (status === 429) {

@@ -74,6 +74,15 @@ const asGiven =
 const CONNECTION_HEADER =
   /^(?:connection|content-length|expect|host|keep-alive|proxy-connection|te|trailer|transfer-encoding|upgrade)$/i;
 
+/** Why a header cannot be given (the key's, or the connection's), or `undefined`. */
+export function reservedHeader(name: string): string | undefined {
+  if (/^authorization$/i.test(name)) return 'Authorization is set from apiKey';
+  if (CONNECTION_HEADER.test(name)) {
+    return `${JSON.stringify(name.toLowerCase())} is set by the HTTP client for each connection`;
+  }
+  return undefined;
+}
+
 /** Extra headers: an object or a `Headers`, valid, not `Authorization`; an `undefined` value left out. */
 const headers: Rule<Headers | undefined> = (value, where) => {
   if (value === undefined) return undefined;
@@ -91,14 +100,13 @@ const headers: Rule<Headers | undefined> = (value, where) => {
   const entries = value instanceof Headers ? [...value] : Object.entries(value);
   for (const [name, item] of entries) {
     if (item === undefined) continue;
-    if (/^authorization$/i.test(name)) {
-      fail(`Invalid ${where}: Authorization is set from apiKey; pass the key as apiKey instead.`);
-    }
-    if (CONNECTION_HEADER.test(name)) {
+    const reserved = reservedHeader(name);
+    if (reserved) {
       fail(
-        `Invalid ${where}: ${JSON.stringify(name.toLowerCase())} is set by the HTTP client for each connection and cannot be given.`,
+        `Invalid ${where}: ${reserved}${reserved.startsWith('Auth') ? '; pass the key as apiKey instead' : ' and cannot be given'}.`,
       );
     }
+
     if (!['string', 'number', 'boolean'].includes(typeof item)) {
       fail(
         `Invalid ${where}: the value of ${JSON.stringify(name)} must be a string, got ${describeValue(item)}.`,

@@ -276,17 +276,19 @@ describe('rate-limit header dialects', () => {
     expect(timing.reading).toBeUndefined();
   });
 
-  it('prefers X-RateLimit-* to the IETF fields, and uses those when X-RateLimit-* are unusable', () => {
-    const ietf = {
-      RateLimit: '"default";r=3;t=30',
-      'RateLimit-Policy': '"default";q=10',
-      'RateLimit-Limit': '20',
-      'RateLimit-Remaining': '2',
-      'RateLimit-Reset': '5',
-    };
-    expect(read({ ...window(7, 30), ...ietf }).window?.remaining).toBe(7);
-    expect(read({ ...window(7, 30), 'x-ratelimit-reset': 'x', ...ietf }).window?.remaining).toBe(3);
-    const { RateLimit: _, ...draft06 } = ietf;
+  it('binds the tightest budget of every form, since stacked limiters may each send another', () => {
+    const fields = { RateLimit: '"default";r=3;t=30', 'RateLimit-Policy': '"default";q=10' };
+    const draft06 = { 'RateLimit-Limit': '20', 'RateLimit-Remaining': '2', 'RateLimit-Reset': '5' };
+    expect(read({ ...window(7, 30), ...fields }).window).toMatchObject({ limit: 10, remaining: 3 });
+    expect(read({ ...window(1, 30), ...fields }).window).toMatchObject({ remaining: 1 });
+    expect(read({ ...window(7, 30), ...fields, ...draft06 }).window).toMatchObject({
+      limit: 20,
+      remaining: 2,
+    });
+    // One that cannot be used leaves the others.
+    const unusable = { ...window(0, 30), 'x-ratelimit-reset': 'x' };
+    expect(read({ ...unusable, ...fields }).window?.remaining).toBe(3);
+    expect(read({ ...unusable, ...fields }).unusable).toBeUndefined();
     expect(read(draft06).window?.remaining).toBe(2);
   });
 

@@ -67,8 +67,21 @@ const EXPECTED: Record<LimiterKind, Expected> = {
       expect(h.get('ratelimit-policy')).toMatch(/^"3-in-1sec"; q=3; w=1; pk=:[A-Za-z0-9+/=]+:$/);
     },
   },
+  // A looser limiter (12 per 5 s) with X-RateLimit-* in front of the 3 per second.
+  'express-stacked': {
+    ok: 3,
+    tooMany: 2,
+    always: ['ratelimit', 'ratelimit-policy', ...LEGACY],
+    on429: ['retry-after'],
+    values: (h) => {
+      expect(h.get('ratelimit')).toBe('limit=3, remaining=2, reset=1');
+      expect(h.get('x-ratelimit-limit')).toBe('12');
+      expect(h.get('x-ratelimit-remaining')).toBe('11');
+    },
+  },
   fastify: {
     ok: 3,
+
     tooMany: 2,
     always: LEGACY,
     on429: ['retry-after'],

@@ -282,7 +282,36 @@ describe('hooks', () => {
     });
     await client.listPets();
     expect(stub.received[0]?.request.headers.get('authorization')).toBe(`Bearer ${API_KEY}`);
-    expect(lines).toEqual([expect.stringContaining('set Authorization, which is reserved')]);
+    expect(lines).toEqual([
+      expect.stringContaining('set a header it cannot: Authorization is set from apiKey'),
+    ]);
+  });
+
+  it('drops a connection header set by beforeRequest, so the call goes as without it', async () => {
+    const sent: Record<string, string>[] = [];
+    const client = new PetsClient({
+      apiKey: KEY,
+      baseUrl: mock.url,
+      logger,
+      logLevel: 'error',
+      quotaStore: new MemoryQuotaStore(),
+      // The platform's fetch refuses a connection header: the call would fail as if unanswered.
+      fetch: (url, init) => {
+        sent.push(init.headers);
+        return fetch(url, init);
+      },
+      hooks: {
+        beforeRequest: ({ headers }: BeforeRequestContext) => {
+          headers.set('keep-alive', 'timeout=5');
+          headers.set('x-kept', '1');
+        },
+      },
+    });
+    expect(await client.listPets({ limit: 1 })).toHaveLength(1);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.['x-kept']).toBe('1');
+    expect(sent[0]).not.toHaveProperty('keep-alive');
+    expect(lines).toEqual([expect.stringContaining('"keep-alive" is set by the HTTP client')]);
   });
 
   it('that are async and reject are logged, never an unhandled rejection', async () => {

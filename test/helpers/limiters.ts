@@ -18,6 +18,7 @@
  * | express-draft-6 | RateLimit-Policy `5;w=2`, RateLimit-Limit, -Remaining, -Reset (seconds left)      | Retry-After   |
  * | express-draft-7 | RateLimit-Policy `5;w=2`, RateLimit `limit=5, remaining=4, reset=2`               | Retry-After   |
  * | express-draft-8 | RateLimit `"5-in-2sec"; r=4; t=2`, RateLimit-Policy `"5-in-2sec"; q=5; w=2; pk=:…:` | Retry-After   |
+ * | express-stacked | X-RateLimit-* of a looser limiter (4 × limit per 5 windows) in front, then draft-7's of the limiter | Retry-After |
  * | fastify         | x-ratelimit-limit, -remaining, -reset (seconds left, not a Unix time)             | retry-after   |
  * | fastify-draft   | ratelimit-limit, -remaining, -reset (seconds left); no policy header              | retry-after   |
  * | hono            | RateLimit-Policy, RateLimit-Limit, -Remaining, -Reset (draft-6; Reset left out when it is 0) | Retry-After |
@@ -60,6 +61,8 @@ export type LimiterKind =
   | 'express-draft-6'
   | 'express-draft-7'
   | 'express-draft-8'
+  /** Two express-rate-limit instances: a looser one with X-RateLimit-*, then the limit with draft-7's `RateLimit`. */
+  | 'express-stacked'
   /** @fastify/rate-limit with its defaults. */
   | 'fastify'
   /** @fastify/rate-limit with `enableDraftSpec: true`. */
@@ -74,6 +77,7 @@ export const LIMITER_KINDS: readonly LimiterKind[] = [
   'express-draft-6',
   'express-draft-7',
   'express-draft-8',
+  'express-stacked',
   'fastify',
   'fastify-draft',
   'hono',
@@ -154,6 +158,7 @@ export function startLimiter(kind: LimiterKind, options: LimiterOptions): Promis
     case 'express-draft-6':
     case 'express-draft-7':
     case 'express-draft-8':
+    case 'express-stacked':
       return startExpress(kind, options);
     case 'fastify':
     case 'fastify-draft':
@@ -262,25 +267,37 @@ async function running(
 // express + express-rate-limit
 
 async function startExpress(
-  kind: 'express-legacy' | 'express-draft-6' | 'express-draft-7' | 'express-draft-8',
+  kind:
+    | 'express-legacy'
+    | 'express-draft-6'
+    | 'express-draft-7'
+    | 'express-draft-8'
+    | 'express-stacked',
   { limit, windowMs, delayMs = 5 }: LimiterOptions,
 ): Promise<RunningLimiter> {
-  const store = new ExpressMemoryStore();
-  const limiter = rateLimitExpress({
-    windowMs,
-    limit,
-    store,
-    keyGenerator: () => KEY,
-    ...(kind === 'express-legacy'
-      ? { legacyHeaders: true, standardHeaders: false }
-      : {
-          legacyHeaders: false,
-          standardHeaders: kind.slice('express-'.length) as 'draft-6' | 'draft-7' | 'draft-8',
-        }),
-  });
+  const stores: ExpressMemoryStore[] = [];
+  const limiter = (
+    headers: 'legacy' | 'draft-6' | 'draft-7' | 'draft-8',
+    sized = { windowMs, limit },
+  ) => {
+    const store = new ExpressMemoryStore();
+    stores.push(store);
+    return rateLimitExpress({
+      ...sized,
+      store,
+      keyGenerator: () => KEY,
+      legacyHeaders: headers === 'legacy',
+      standardHeaders: headers === 'legacy' ? false : headers,
+    });
+  };
   const app = express();
   app.disable('x-powered-by');
-  app.use(limiter);
+  if (kind === 'express-stacked') {
+    app.use(limiter('legacy', { windowMs: windowMs * 5, limit: limit * 4 }));
+    app.use(limiter('draft-7'));
+  } else {
+    app.use(limiter(kind === 'express-legacy' ? 'legacy' : (kind.slice(8) as 'draft-6')));
+  }
   app.get('/v1/pets', async (_req, res) => {
     await sleep(delayMs);
     res.statusCode = 200;
@@ -291,7 +308,7 @@ async function startExpress(
   const server = createServer(counter.wrap(app));
   return running(counter, server, async () => {
     await closeServer(server);
-    store.shutdown(); // its cleanup timer
+    for (const store of stores) store.shutdown(); // their cleanup timers
   });
 }
 
