@@ -823,6 +823,34 @@ describe('a 429 in this process', () => {
     expect(await second).toEqual([rex]);
     expect(stub.received[1]!.at - stub.received[0]!.at).toBeGreaterThanOrEqual(2_000);
   });
+
+  it.each([
+    ['the default store', 'a store of its own'],
+    ['a store of its own', 'the default store'],
+  ])('holds a client of the key on %s after a 429 met by one on %s', async (held, met) => {
+    const store = (which: string) =>
+      which === 'the default store'
+        ? undefined
+        : (() => {
+            const memory = new MemoryQuotaStore();
+            return {
+              admit: (bucket: string, o?: AdmitRequest) => memory.admit(bucket, o),
+              observe: (bucket: string, lease: string, o: Observation) =>
+                memory.observe(bucket, lease, o),
+              release: (bucket: string, lease: string) => memory.release(bucket, lease),
+            };
+          })();
+    // A key of its own: the default store and the cooldowns outlive the test.
+    const apiKey = `sk_mixed_stores_${held.length}`;
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '2' })).thenAlways(json([rex]));
+    const a = clientWith(stub.fetch, { apiKey, quotaStore: store(met), maxRetries: 0 });
+    const b = clientWith(stub.fetch, { apiKey, quotaStore: store(held) });
+    await expect(a.listPets()).rejects.toBeInstanceOf(RateLimitError);
+    const second = b.listPets();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(await second).toEqual([rex]);
+    expect(stub.received[1]!.at - stub.received[0]!.at).toBeGreaterThanOrEqual(2_000);
+  });
 });
 
 describe('a MemoryQuotaStore on a clock of its own', () => {

@@ -168,7 +168,7 @@ function linesOf(store: QuotaStore): Map<string, Line> {
   return lines;
 }
 
-/** Each bucket's cooldown in this process, for stores that may be slow or fail to record a 429. */
+/** Each bucket's cooldown in this process: told to the key's clients on any store but a `MemoryQuotaStore` made for them, should theirs be slow, lose a 429, or never see it. */
 const cooldowns = global('quota-cooldowns', () => new Map<string, number>());
 
 const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
@@ -217,8 +217,10 @@ const RECHECK_MS = 100; // how often a held request asks again, without a store'
  */
 export class Quota {
   #bucket: string | Promise<string>;
-  /** Any store but the shipped in-memory one: 429s kept in `cooldowns`, answers bounded by timeoutMs. */
+  /** Any store but the shipped in-memory one: answers bounded by timeoutMs. */
   readonly #remote: boolean;
+  /** 429s kept in `cooldowns`, for every client of the key in the process but those of a `MemoryQuotaStore` made for them. */
+  readonly #shared: boolean;
   #silent = 0; // requests in a row without a response
   /** The key's 429s in a row at each lease's grant, as the store counts them; this client's own count (a floor). */
   readonly #granted = new Map<string, number>();
@@ -234,6 +236,7 @@ export class Quota {
   ) {
     this.#bucket = bucket;
     this.#remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
+    this.#shared = this.#remote || store === defaultQuotaStore();
     if (typeof bucket !== 'string') {
       bucket.then(
         (name) => (this.#bucket = name),
@@ -282,7 +285,7 @@ export class Quota {
 
   /** The store's answer, checked; from a remote store within `timeoutMs` (a late lease goes back). */
   #ask(bucket: string, { timeoutMs }: HoldRequest): Promise<Admission> {
-    const until = (this.#remote && cooldowns.get(bucket)) || 0;
+    const until = (this.#shared && cooldowns.get(bucket)) || 0;
     if (until > Date.now())
       return Promise.resolve({ reason: 'cooldown', waitMs: until - Date.now() });
     const answer = this.#admit(bucket, timeoutMs);
@@ -329,7 +332,7 @@ export class Quota {
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       const { cooldownMs = 0 } = observation;
-      if (this.#remote && status === 429 && cooldownMs > 0) {
+      if (this.#shared && status === 429 && cooldownMs > 0) {
         const all = cooldowns;
         const now = Date.now();
         for (const [name, until] of all) if (until <= now) all.delete(name);
