@@ -1,6 +1,6 @@
 // What a response says about time, as pure functions of its headers and a clock reading.
 
-/** The rate-limit state a response reported (`X-RateLimit-*`, else the IETF `RateLimit` fields). */
+/** The rate-limit state a response reported (`X-RateLimit-*` or the IETF `RateLimit` fields; of several, the one with least left). */
 export interface RateLimitInfo {
   /** Request limit that applies (`X-RateLimit-Limit`). */
   readonly limit: number;

@@ -171,6 +171,21 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({ strikes: 0 });
   });
 
+  it('teaches a Redis that lost a 429’s cooldown (restarted empty) the rest of it, within a renewal', async () => {
+    const prefix = `t:${kind}:reteach:`;
+    const { store: a } = await storeOf(kind, { prefix });
+    const lease = leaseOf(await a.admit(BUCKET, { leaseMs: 10_000 }));
+    await a.observe(BUCKET, lease, { status: 429, cooldownMs: 4_000 });
+    await admin.flushAll();
+    await sleep(1_300);
+    // A process started now finds the cooldown, though it never saw the 429.
+    const { store: late } = await storeOf(kind, { prefix });
+    const held = await late.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'cooldown' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(2_000);
+    expect((held as { waitMs: number }).waitMs).toBeLessThanOrEqual(4_000);
+  });
+
   it('takes a seconds-until reset that must end after the known window as a new window', async () => {
     const prefix = `t:${kind}:newer:`;
     const { store } = await storeOf(kind, { prefix });

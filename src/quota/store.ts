@@ -100,8 +100,6 @@ export interface Observation {
  *   larger `remaining` for the same one, is ignored (responses arriving out
  *   of order only tighten the budget); an earlier reset further ahead is the
  *   same window, whose lower `remaining` counts;
-
-
  * - while no window is stated (a 2xx or 4xx came without one), the budget
  *   is learnt: requests go in rounds, the first of one request; a round ends
  *   once all its requests are answered (after a `guessed` 429, also once its

@@ -153,6 +153,8 @@ export class RedisQuotaStore implements QuotaStore {
   readonly #logged = new Map<'error' | 'warn', number>();
   /** The last window this process saw per bucket, whose count Redis may lose. */
   readonly #windows = new Map<string, { limit: number; resetId: number; resetAt: number }>();
+  /** The end of the last 429's cooldown this process saw per bucket (epoch ms), told again with each renewal. */
+  readonly #cooldowns = new Map<string, number>();
   /** Leases Redis granted after the store stopped waiting for them, for the next call. */
   readonly #spares: Array<{ bucket: string; lease: string; strikes: number }> = [];
   #closed = false;
@@ -277,7 +279,7 @@ export class RedisQuotaStore implements QuotaStore {
    * lost them, watches subscribe again, and held calls ask now.
    */
   #recovered(): void {
-    for (const bucket of this.#live.keys()) this.#renew(bucket).catch(() => undefined);
+    for (const bucket of this.#renewed()) this.#renew(bucket).catch(() => undefined);
     for (const [bucket, watch] of this.#watches) {
       if (!watch.unsubscribe) this.#subscribe(bucket, watch);
     }
@@ -402,11 +404,21 @@ export class RedisQuotaStore implements QuotaStore {
     if (leases?.delete(lease) && leases.size === 0) this.#live.delete(bucket);
   }
 
-  /** Renews, once a period, while this store has requests in flight or a place in line. */
+  /** Buckets with leases in flight or a 429's cooldown to tell again; expired cooldowns forgotten. */
+  #renewed(): Set<string> {
+    const now = Date.now();
+    for (const [bucket, until] of this.#cooldowns) {
+      if (until - now <= TELL_MS) this.#cooldowns.delete(bucket);
+    }
+    return new Set([...this.#live.keys(), ...this.#cooldowns.keys()]);
+  }
+
+  /** Renews, once a period, while this store has requests in flight, a place in line, or a cooldown to tell. */
   #renewing(): void {
     if (this.#renewal || this.#closed) return;
     this.#renewal = setInterval(() => {
-      if (this.#live.size === 0 && this.#queued.size === 0) {
+      const renewed = this.#renewed();
+      if (renewed.size === 0 && this.#queued.size === 0) {
         clearInterval(this.#renewal);
         this.#renewal = undefined;
         return;
@@ -419,7 +431,7 @@ export class RedisQuotaStore implements QuotaStore {
         this.#queued.delete(bucket);
         this.#run(SCRIPTS.leave, bucket, [this.#id, this.#channel(bucket)]).catch(() => undefined);
       }
-      for (const bucket of new Set([...this.#live.keys(), ...this.#queued.keys()])) {
+      for (const bucket of new Set([...renewed, ...this.#queued.keys()])) {
         this.#renew(bucket).catch(() => undefined);
       }
     }, RENEW_MS);
@@ -431,11 +443,14 @@ export class RedisQuotaStore implements QuotaStore {
     const leases = this.#live.get(bucket) ?? new Map<string, Live>();
     // A lease past its request's time limit, or that may have lapsed, is no longer renewed.
     const renewed = [...leases].filter(([, live]) => live.renewUntil > now && live.heldUntil > now);
+    // A Redis that lost the cooldown (restarted empty) learns it again: nobody sends into it.
+    const cooling = (this.#cooldowns.get(bucket) ?? 0) - Date.now();
     await this.#shared(() =>
       this.#run(SCRIPTS.renew, bucket, [
         this.#id,
         String(LIFE_MS),
         this.#channel(bucket),
+        String(cooling > TELL_MS ? Math.ceil(cooling) : 0),
         ...renewed.map(([lease]) => lease),
       ]),
     );
@@ -445,6 +460,16 @@ export class RedisQuotaStore implements QuotaStore {
   async observe(bucket: string, lease: string, observation: Observation): Promise<void> {
     this.#forget(bucket, lease);
     const seenAt = Date.now();
+    const { cooldownMs = 0 } = observation;
+    if (observation.status === 429 && cooldownMs > 0) {
+      const cooldowns = this.#cooldowns;
+      const until = Math.max(cooldowns.get(bucket) ?? 0, seenAt + Math.min(cooldownMs, HORIZON_MS));
+      cooldowns.delete(bucket);
+      cooldowns.set(bucket, until);
+      if (cooldowns.size > 256) cooldowns.delete(cooldowns.keys().next().value!);
+      this.#renewing();
+    }
+
     try {
       await this.#shared(() => this.#report(bucket, lease, observation));
     } catch (error) {

@@ -445,15 +445,22 @@ return 1
 
 /**
  * A living store keeps its leases and its place in line: ARGV: store, lifeMs,
- * wake channel, then the leases of its requests in flight that it knows hold.
- * One Redis lost (restarted empty, or failed over before it had them) is
- * taught them again.
+ * wake channel, what is left of the last 429's cooldown it saw (ms, 0: none),
+ * then the leases of its requests in flight that it knows hold. One Redis
+ * lost (restarted empty, or failed over before it had them) is taught them
+ * again.
  */
 const RENEW = `${PRELUDE}
 local store, lifeMs, channel = ARGV[1], math.max(1, within_day(ARGV[2])), ARGV[3]
+local cooling = within_day(ARGV[4])
 local lapsed = purge()
 local expiry = fmt(now + lifeMs)
-for i = 4, #ARGV do
+if cooling > 0 then
+  local cooldown = tonumber(redis.call('HGET', S, 'cooldown')) or 0
+  if now + cooling > cooldown then redis.call('HSET', S, 'cooldown', fmt(now + cooling)) end
+end
+for i = 5, #ARGV do
+
   redis.call('ZADD', L, expiry, ARGV[i])
   redis.call('HDEL', G, ARGV[i])
 end
