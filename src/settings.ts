@@ -101,11 +101,7 @@ const headers: Rule<Headers | undefined> = (value, where) => {
   for (const [name, item] of entries) {
     if (item === undefined) continue;
     const reserved = reservedHeader(name);
-    if (reserved) {
-      fail(
-        `Invalid ${where}: ${reserved}${reserved.startsWith('Auth') ? '; pass the key as apiKey instead' : ' and cannot be given'}.`,
-      );
-    }
+    if (reserved) fail(`Invalid ${where}: ${reserved}, and cannot be given.`);
 
     if (!['string', 'number', 'boolean'].includes(typeof item)) {
       fail(
