@@ -42,8 +42,8 @@ const SENDS: Record<LimiterKind, string> = {
   'express-stacked':
     'X-RateLimit-* of a looser limiter (20 per 10 s), then draft-7 RateLimit of the 5 per 2 s; 429: + Retry-After',
   fastify: 'x-ratelimit-limit/remaining/reset (s left); 429: + retry-after',
-
   'fastify-draft': 'ratelimit-limit/remaining/reset (s left); 429: + retry-after',
+  'fastify-retry-after': 'nothing; 429: retry-after only',
   hono: 'RateLimit-Policy, RateLimit-Limit/Remaining/Reset (draft-6); 429: + Retry-After',
   nginx: 'nothing (429: HTML page, no Retry-After)',
 };

@@ -37,7 +37,6 @@ export function resolveApiKey(
       : option === ''
         ? ` apiKey is an empty string, and ${API_KEY_ENV} is read only when apiKey is left out.`
         : '';
-
     throw new AnimalStoreError(
       `Missing API key: pass \`apiKey\` to new PetsClient({ apiKey }) ${where}.${meant}`,
     );

@@ -273,7 +273,6 @@ export function readTiming(
       if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
     }
   }
-
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
   if (status === 429) {

@@ -102,7 +102,6 @@ const headers: Rule<Headers | undefined> = (value, where) => {
     if (item === undefined) continue;
     const reserved = reservedHeader(name);
     if (reserved) fail(`Invalid ${where}: ${reserved}, and cannot be given.`);
-
     if (!['string', 'number', 'boolean'].includes(typeof item)) {
       fail(
         `Invalid ${where}: the value of ${JSON.stringify(name)} must be a string, got ${describeValue(item)}.`,

@@ -81,7 +81,6 @@ const EXPECTED: Record<LimiterKind, Expected> = {
   },
   fastify: {
     ok: 3,
-
     tooMany: 2,
     always: LEGACY,
     on429: ['retry-after'],
@@ -102,6 +101,7 @@ const EXPECTED: Record<LimiterKind, Expected> = {
       expect(h.has('ratelimit-policy')).toBe(false);
     },
   },
+  'fastify-retry-after': { ok: 3, tooMany: 2, always: [], on429: ['retry-after'] },
   hono: {
     ok: 3,
     tooMany: 2,

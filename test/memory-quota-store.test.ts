@@ -259,6 +259,28 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
   });
 
+  it('grows learnt rounds back by one, up to the size a 429 met, though the 429 said how long to wait', async () => {
+    const { store, advance } = storeAt();
+    const round = async (status = 200) => {
+      const leases: string[] = [];
+      for (let admission = await store.admit('b'); 'lease' in admission; ) {
+        leases.push(admission.lease);
+        admission = await store.admit('b');
+      }
+      for (const one of leases) {
+        await store.observe('b', one, status === 429 ? { status, cooldownMs: 500 } : { status });
+      }
+      return leases.length;
+    };
+    const sizes: number[] = [];
+    for (let i = 0; i < 4; i++) sizes.push(await round());
+    sizes.push(await round(429));
+    advance(500);
+    for (let i = 0; i < 5; i++) sizes.push(await round());
+    // After the probe, half the size met, then one more each round: not 16 again at once.
+    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 8, 9, 10, 11]);
+  });
+
   it('takes one more off a learnt round for each 429 after the first in it', async () => {
     const { store, lease, advance } = storeAt();
     await store.observe('b', await lease(), { status: 200 });

@@ -14,9 +14,9 @@ import {
 /** What the client did, in order: each request sent and each answer, by attempt. */
 type Event = { kind: 'sent' | 'answered'; id: number; status?: number };
 
-/** 20 concurrent calls through `kind`, at 5 per 2 s: what the calls and the limiter saw. */
-async function twentyCalls(kind: LimiterKind) {
-  const limiter = await startLimiter(kind, { limit: 5, windowMs: 2000 });
+/** `count` concurrent calls through `kind`, at 5 per `windowMs`: what the calls and the limiter saw. */
+async function twentyCalls(kind: LimiterKind, count = 20, windowMs = 2000) {
+  const limiter = await startLimiter(kind, { limit: 5, windowMs });
   try {
     const events: Event[] = [];
     let next = 0;
@@ -25,6 +25,7 @@ async function twentyCalls(kind: LimiterKind) {
       baseUrl: limiter.url,
       quotaStore: new MemoryQuotaStore(),
       logLevel: 'off',
+      maxRetries: 20,
       fetch: async (input, init) => {
         const id = next++;
         events.push({ kind: 'sent', id });
@@ -33,7 +34,9 @@ async function twentyCalls(kind: LimiterKind) {
         return response;
       },
     });
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => client.listPets()));
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, () => client.listPets()),
+    );
     return { stats: await limiter.stats(), results, events };
   } finally {
     await limiter.close();
@@ -55,7 +58,7 @@ function oneFirstAfterEach429(events: Event[]): void {
 }
 
 describe.concurrent('limiters that state the budget', () => {
-  it.each(LIMITER_KINDS.filter((kind) => kind !== 'nginx'))(
+  it.each(LIMITER_KINDS.filter((kind) => kind !== 'nginx' && kind !== 'fastify-retry-after'))(
     '%s: 20 calls, all resolved, not one 429',
     async (kind) => {
       const { stats, results } = await twentyCalls(kind);
@@ -84,4 +87,14 @@ describe('a limiter that states nothing (nginx limit_req, no Retry-After)', () =
     },
     40_000,
   );
+});
+
+describe('a limiter that says only when to come back (Retry-After on its 429s, nothing else)', () => {
+  it('is learnt as one that says nothing: 40 calls at 5 per second meet at most 8 × 429, not one every other window', async () => {
+    const { stats, results, events } = await twentyCalls('fastify-retry-after', 40, 1000);
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(stats.ok).toBe(40);
+    expect(stats.tooMany).toBeLessThanOrEqual(8);
+    oneFirstAfterEach429(events);
+  }, 40_000);
 });

@@ -171,6 +171,27 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({ strikes: 0 });
   });
 
+  it('grows learnt rounds back by one, up to the size a 429 met, though the 429 said how long to wait', async () => {
+    const { store } = await storeOf(kind, { prefix: `t:${kind}:ceiling:` });
+    const round = async (status = 200) => {
+      const leases: string[] = [];
+      for (let admission = await store.admit(BUCKET); 'lease' in admission; ) {
+        leases.push(admission.lease);
+        admission = await store.admit(BUCKET);
+      }
+      for (const one of leases) {
+        await store.observe(BUCKET, one, status === 429 ? { status, cooldownMs: 300 } : { status });
+      }
+      return leases.length;
+    };
+    const sizes: number[] = [];
+    for (let i = 0; i < 4; i++) sizes.push(await round());
+    sizes.push(await round(429));
+    await sleep(350);
+    for (let i = 0; i < 5; i++) sizes.push(await round());
+    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 8, 9, 10, 11]);
+  });
+
   it('teaches a Redis that lost a 429’s cooldown (restarted empty) the rest of it, within a renewal', async () => {
     const prefix = `t:${kind}:reteach:`;
     const { store: a } = await storeOf(kind, { prefix });

@@ -82,7 +82,6 @@ export function checkServiceOptions(options: MockServiceOptions): void {
     '',
     ' (service for createHandlers only; port and host for startMockServer, which takes no baseUrl)',
   );
-
   if (typeof limits === 'object' && limits !== null) unknown(limits, KNOWN_LIMITS, 'limits.');
   if (plan !== undefined && !Object.hasOwn(PLAN_LIMITS, plan)) {
     fail(`plan must be one of ${Object.keys(PLAN_LIMITS).join(', ')}; got ${quote(plan)}.`);

@@ -121,12 +121,13 @@ function endStreak(learnt: Learnt, now: number): void {
 export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
   if (learnt.from <= now) {
     const { allow: lost, ceiling } = learnt;
-    if (!guessed) [learnt.allow, learnt.ceiling] = [Math.max(1, Math.floor(lost / 2)), 0];
+    if (!guessed) learnt.allow = Math.max(1, Math.floor(lost / 2));
     else {
       if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
       learnt.allow = Math.max(1, !ceiling || lost > ceiling ? Math.floor(lost / 2) : lost - 1);
-      learnt.ceiling = lost;
     }
+    // Whatever the 429 said, rounds grow back only to below the size it met.
+    learnt.ceiling = lost;
     if (!guessed || (ceiling && lost >= ceiling)) learnt.losses++;
     learnt.calm = 0;
     if (!learnt.strikes++) learnt.struck = guessed ? now : 0;

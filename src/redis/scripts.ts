@@ -379,8 +379,6 @@ if ARGV[3] ~= '' then
     end
     if count > MAX_WINDOWS then redis.call('HDEL', S, soonest) end
   elseif (slack == 1 or resetId == w[2] or w[3] - (w[2] - resetId) * 1000 > now + 1000) and remaining < w[1] then
-
-
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
   end
   if teaches then redis.call('HSET', S, 'known', '1') end
@@ -401,13 +399,13 @@ if status == 429 then
   if from <= now then
     local lost = allow
     if not guessed then
-      allow, ceiling = math.floor(lost / 2), 0
+      allow = math.floor(lost / 2)
     else
       if lost < ceiling and calm > 0 then pace = math.min(pace * 2, 600000) end
       if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
     end
     if not guessed or (ceiling > 0 and lost >= ceiling) then losses = losses + 1 end
-    if guessed then ceiling = lost end
+    ceiling = lost
     if strikes == 0 then redis.call('HSET', S, 'struck', guessed and fmt(now) or 0) end
     allow, calm, strikes = math.max(1, allow), 0, strikes + 1
   elseif guessed then
@@ -460,7 +458,6 @@ if cooling > 0 then
   if now + cooling > cooldown then redis.call('HSET', S, 'cooldown', fmt(now + cooling)) end
 end
 for i = 5, #ARGV do
-
   redis.call('ZADD', L, expiry, ARGV[i])
   redis.call('HDEL', G, ARGV[i])
 end

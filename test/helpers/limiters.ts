@@ -21,6 +21,7 @@
  * | express-stacked | X-RateLimit-* of a looser limiter (4 × limit per 5 windows) in front, then draft-7's of the limiter | Retry-After |
  * | fastify         | x-ratelimit-limit, -remaining, -reset (seconds left, not a Unix time)             | retry-after   |
  * | fastify-draft   | ratelimit-limit, -remaining, -reset (seconds left); no policy header              | retry-after   |
+ * | fastify-retry-after | nothing                                                                      | retry-after   |
  * | hono            | RateLimit-Policy, RateLimit-Limit, -Remaining, -Reset (draft-6; Reset left out when it is 0) | Retry-After |
  * | nginx           | nothing                                                                          | nothing       |
  *
@@ -67,6 +68,8 @@ export type LimiterKind =
   | 'fastify'
   /** @fastify/rate-limit with `enableDraftSpec: true`. */
   | 'fastify-draft'
+  /** @fastify/rate-limit saying only when to come back: `Retry-After` on a 429, nothing else. */
+  | 'fastify-retry-after'
   /** hono-rate-limiter with its defaults (`standardHeaders: 'draft-6'`), keyed by a constant. */
   | 'hono'
   /** nginx `limit_req`: no rate-limit headers at all. */
@@ -80,6 +83,7 @@ export const LIMITER_KINDS: readonly LimiterKind[] = [
   'express-stacked',
   'fastify',
   'fastify-draft',
+  'fastify-retry-after',
   'hono',
   'nginx',
 ];
@@ -162,7 +166,8 @@ export function startLimiter(kind: LimiterKind, options: LimiterOptions): Promis
       return startExpress(kind, options);
     case 'fastify':
     case 'fastify-draft':
-      return startFastify(kind === 'fastify-draft', options);
+    case 'fastify-retry-after':
+      return startFastify(kind, options);
     case 'hono':
       return startHono(options);
     case 'nginx':
@@ -316,9 +321,14 @@ async function startExpress(
 // fastify + @fastify/rate-limit
 
 async function startFastify(
-  enableDraftSpec: boolean,
+  kind: 'fastify' | 'fastify-draft' | 'fastify-retry-after',
   { limit, windowMs, delayMs = 5 }: LimiterOptions,
 ): Promise<RunningLimiter> {
+  const quiet = {
+    'x-ratelimit-limit': false,
+    'x-ratelimit-remaining': false,
+    'x-ratelimit-reset': false,
+  };
   const counter = new Counter();
   let server: Server | undefined;
   const app = Fastify({
@@ -333,7 +343,11 @@ async function startFastify(
     max: limit,
     timeWindow: windowMs,
     keyGenerator: () => KEY,
-    ...(enableDraftSpec ? { enableDraftSpec: true } : {}),
+    ...(kind === 'fastify-draft' && { enableDraftSpec: true }),
+    ...(kind === 'fastify-retry-after' && {
+      addHeadersOnExceeding: quiet,
+      addHeaders: { ...quiet, 'retry-after': true },
+    }),
   });
   app.get('/v1/pets', async (_request, reply) => {
     await sleep(delayMs);
