@@ -256,10 +256,9 @@ function attemptHeaders(
   method: 'GET' | 'POST',
 ): Record<string, string> {
   const { authorization: _, ...client } = ctx.transport.headers;
-  const merged = call.headers ? { ...client, ...call.headers } : client;
   const hook = ctx.hooks.beforeRequest;
-  if (!hook) return merged;
-  const headers = new Headers(merged);
+  if (!call.headers && !hook) return client;
+  const headers = new Headers({ ...client, ...call.headers });
   ctx.run('hooks.beforeRequest', hook, {
     operation: call.operation.name,
     attempt: call.attempts,
@@ -267,11 +266,13 @@ function attemptHeaders(
     url,
     headers,
   });
+  // The client's own were checked when it was made; a call's, and a hook's, as they leave.
   const sent: Record<string, string> = {};
   headers.forEach((value, name) => {
-    const reserved = reservedHeader(name);
+    const reserved =
+      reservedHeader(name) ?? (ctx.scrub(value) === value ? undefined : 'it holds the API key');
     if (!reserved) sent[name] = value;
-    else ctx.log.log('error', `hooks.beforeRequest set a header it cannot: ${reserved}; ignored.`);
+    else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
   });
   return sent;
 }

@@ -280,9 +280,12 @@ export class PetsClient {
       apiKey = resolveApiKey(options.apiKey, () => nearMiss(options, 'apiKey'));
       const { settings, unknown } = readClientOptions(options);
       this.baseUrl = resolveBaseUrl(settings);
-      if (holdsKey(this.baseUrl, apiKey)) {
+      const where = holdsKey(this.baseUrl, apiKey)
+        ? 'baseUrl'
+        : [...settings.headers.values()].some((value) => holdsKey(value, apiKey)) && 'headers';
+      if (where) {
         throw new AnimalStoreError(
-          'Invalid baseUrl: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, never in the address.',
+          `Invalid ${where}: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, sent in Authorization alone.`,
         );
       }
       const log = levelLogger(settings.logLevel, settings.logger, apiKey);

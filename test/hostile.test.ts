@@ -948,6 +948,29 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
     }
   });
 
+  it('sends the key in Authorization alone, whoever puts it in another header', async () => {
+    expect(() => new PetsClient({ apiKey: KEY, headers: { 'x-api-key': KEY } })).toThrow(
+      'Invalid headers: it holds the API key',
+    );
+    const { logger, lines } = recordingLogger(['error']);
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      apiKey: KEY,
+      logger,
+      logLevel: 'error',
+      hooks: { beforeRequest: ({ headers }) => headers.set('x-hooked', `Key ${KEY}`) },
+    });
+    await client.listPets({}, { headers: { 'x-call': KEY, 'x-kept': '1' } });
+    const sent = stub.received[0]!.request.headers;
+    expect([...sent].filter(([, value]) => value.includes(KEY))).toEqual([
+      ['authorization', `Bearer ${KEY}`],
+    ]);
+    expect(sent.get('x-kept')).toBe('1');
+    expect(lines).toHaveLength(2);
+    expect(lines.join('\n')).toContain('"x-call" was left out: it holds the API key');
+    expect(lines.join('\n')).not.toContain(KEY);
+  });
+
   it('refuses headers as a Map or pairs rather than dropping them in silence', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
     const map = new Map([['x-app', 'shelter']]);

@@ -283,7 +283,7 @@ describe('hooks', () => {
     await client.listPets();
     expect(stub.received[0]?.request.headers.get('authorization')).toBe(`Bearer ${API_KEY}`);
     expect(lines).toEqual([
-      expect.stringContaining('set a header it cannot: Authorization is set from apiKey'),
+      expect.stringContaining('"authorization" was left out: Authorization is set from apiKey'),
     ]);
   });
 

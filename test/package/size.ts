@@ -51,12 +51,14 @@ import { root } from './pack.js';
  * it found next took 0.2 kB (22.49 kB measured, 30.18 kB in all, 29.47 kB
  * plain): the key redacted percent-encoded and from every field of an error,
  * a custom fetch that follows a redirect refused, and a createPet's timeout
- * or 5xx saying the service may have acted on it.
-
+ * or 5xx saying the service may have acted on it. A third attack found the
+ * key sent in a header other than Authorization, headers a hook may not set
+ * failing a call, and budgets of stacked limiters or of Redis after a restart
+ * not kept: 0.05 kB (22.59 kB measured up front, 30.28 kB in all, 29.58 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 22.55 * 1024, total: 30.25 * 1024, plain: 29.55 * 1024 };
+export const BUDGET = { initial: 22.6 * 1024, total: 30.3 * 1024, plain: 29.6 * 1024 };
 
 export interface Size {
   minified: number;
