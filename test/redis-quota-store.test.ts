@@ -171,6 +171,43 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({ strikes: 0 });
   });
 
+  it('fails a call at once, saying why, when Redis refuses its scripts (a user without EVAL)', async () => {
+    const user = `noeval-${kind}`;
+    await admin.sendCommand([
+      'ACL',
+      'SETUSER',
+      user,
+      'on',
+      '>pw',
+      '~*',
+      '&*',
+      '+@all',
+      '-eval',
+      '-evalsha',
+    ]);
+    closers.push(() => admin.sendCommand(['ACL', 'DELUSER', user]));
+    const url = server.url.replace('redis://', `redis://${user}:pw@`);
+    const { store, lines } = await storeOf(kind, { url });
+    const sent: string[] = [];
+    const client = new PetsClient({
+      apiKey: 'sk_noeval_key',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      quotaStore: store,
+      logLevel: 'off',
+      fetch: async (input) => {
+        sent.push(input);
+        return new Response('[]');
+      },
+    });
+    const started = Date.now();
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).toMatch(/Redis refused the quota store's script \(NOPERM/);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(sent).toEqual([]);
+    expect(lines.error).toEqual([]);
+  });
+
   it('grows learnt rounds back by one, up to the size a 429 met, though the 429 said how long to wait', async () => {
     const { store } = await storeOf(kind, { prefix: `t:${kind}:ceiling:` });
     const round = async (status = 200) => {

@@ -253,6 +253,21 @@ export class RedisQuotaStore implements QuotaStore {
       return result;
     } catch (error) {
       if (error instanceof RedisUnavailable) throw error;
+      // An error Redis answered that waiting does not cure (a user without EVAL, a key of another
+      // type): the call fails now, saying why, rather than being held as if Redis were down.
+      const thrown = (error ?? {}) as { name?: unknown; constructor?: { name?: unknown } };
+      const kind = `${String(thrown.name)} ${String(thrown.constructor?.name)}`;
+      if (
+        /ReplyError|ErrorReply|SimpleError|BlobError/.test(kind) &&
+        !/^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONLY|MOVED|ASK)\b/.test(
+          describe(error),
+        )
+      ) {
+        throw new AnimalStoreError(
+          `Redis refused the quota store's script (${describe(error)}). The store needs a primary, EVAL and EVALSHA, PUBLISH and SUBSCRIBE, and the keys under its prefix.`,
+          { cause: error },
+        );
+      }
       const first = this.#downUntil === 0;
       if (first) this.#downSince++;
       this.#downUntil = Date.now() + RETRY_MS;
