@@ -35,7 +35,7 @@ export function resolveApiKey(
     const meant = near
       ? ` The options hold "${near}": did you mean apiKey?`
       : option === ''
-        ? ` apiKey is an empty string, and ${API_KEY_ENV} is read only when apiKey is left out.`
+        ? ` An empty apiKey keeps ${API_KEY_ENV} from being read: leave it out.`
         : '';
     throw new AnimalStoreError(
       `Missing API key: pass \`apiKey\` to new PetsClient({ apiKey }) ${where}.${meant}`,

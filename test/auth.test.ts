@@ -52,7 +52,7 @@ describe('API key', () => {
   it('says that an empty apiKey keeps the key in the environment from being read', () => {
     vi.stubEnv('ANIMAL_STORE_API_KEY', 'sk_from_env');
     expect(() => new PetsClient({ apiKey: '', baseUrl: BASE_URL })).toThrow(
-      /apiKey is an empty string, and ANIMAL_STORE_API_KEY is read only when apiKey is left out/,
+      /An empty apiKey keeps ANIMAL_STORE_API_KEY from being read: leave it out/,
     );
   });
 

@@ -118,7 +118,13 @@ function endStreak(learnt: Learnt, now: number): void {
  * A 429 ends the round and cools the key down for its wait and at least a round; returns when the
  * next round begins. The 429s of one round are one loss; a 429 that states its wait halves it.
  */
-export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now: number): number {
+export function learnt429(
+  learnt: Learnt,
+  waitMs: number,
+  guessed: boolean,
+  now: number,
+  stated: boolean,
+): number {
   if (learnt.from <= now) {
     const { allow: lost, ceiling } = learnt;
     if (!guessed) learnt.allow = Math.max(1, Math.floor(lost / 2));
@@ -126,8 +132,8 @@ export function learnt429(learnt: Learnt, waitMs: number, guessed: boolean, now:
       if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
       learnt.allow = Math.max(1, !ceiling || lost > ceiling ? Math.floor(lost / 2) : lost - 1);
     }
-    // Whatever the 429 said, rounds grow back only to below the size it met.
-    learnt.ceiling = lost;
+    // Unless a window is stated, rounds grow back only to below the size it met, whatever it said.
+    learnt.ceiling = guessed || !stated ? lost : 0;
     if (!guessed || (ceiling && lost >= ceiling)) learnt.losses++;
     learnt.calm = 0;
     if (!learnt.strikes++) learnt.struck = guessed ? now : 0;
@@ -228,6 +234,7 @@ export class MemoryQuotaStore implements QuotaStore {
     const { status, window, cooldownMs, guessed } = observation;
     // While unknown, only the probe (or a report with no lease) teaches the budget.
     const teaches = bucket.known || lease === bucket.probe || lease === '';
+    const stated = bucket.windows.size > 0;
     if (window) {
       const known = bucket.windows.get(window.limit);
       if (!known || known.resetAt <= now || windowOrder(known, window, now) > 0) {
@@ -257,7 +264,7 @@ export class MemoryQuotaStore implements QuotaStore {
       bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }
     if (status === 429) {
-      const until = learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, now);
+      const until = learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, now, stated);
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, until);
       bucket.span = Number.POSITIVE_INFINITY;
       bucket.strict = true;

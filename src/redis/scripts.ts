@@ -331,6 +331,7 @@ local lease, status = ARGV[1], tonumber(ARGV[2])
 local slack, cooldownMs, channel = ARGV[7] == '1' and 1 or 0, within_day(ARGV[8]), ARGV[9]
 purge()
 local _, known, _, _, cooldown, windows = budget()
+local stated = next(windows) ~= nil
 -- While the budget is unknown, only the probe's answer teaches it.
 local teaches = known or redis.call('HGET', S, 'probe') == lease
 local answered = (status >= 200 and status < 300) or (status >= 400 and status < 429)
@@ -405,7 +406,7 @@ if status == 429 then
       if ceiling == 0 or lost > ceiling then allow = math.floor(lost / 2) else allow = lost - 1 end
     end
     if not guessed or (ceiling > 0 and lost >= ceiling) then losses = losses + 1 end
-    ceiling = lost
+    if guessed or not stated then ceiling = lost else ceiling = 0 end
     if strikes == 0 then redis.call('HSET', S, 'struck', guessed and fmt(now) or 0) end
     allow, calm, strikes = math.max(1, allow), 0, strikes + 1
   elseif guessed then

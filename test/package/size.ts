@@ -54,11 +54,12 @@ import { root } from './pack.js';
  * or 5xx saying the service may have acted on it. A third attack found the
  * key sent in a header other than Authorization, headers a hook may not set
  * failing a call, and budgets of stacked limiters or of Redis after a restart
- * not kept: 0.05 kB (22.59 kB measured up front, 30.28 kB in all, 29.58 kB plain).
+ * not kept, then a Retry-After-only limiter learnt like a silent one: 0.1 kB
+ * (22.61 kB measured up front, 30.30 kB in all, 29.60 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 22.6 * 1024, total: 30.3 * 1024, plain: 29.6 * 1024 };
+export const BUDGET = { initial: 22.65 * 1024, total: 30.35 * 1024, plain: 29.65 * 1024 };
 
 export interface Size {
   minified: number;
