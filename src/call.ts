@@ -270,7 +270,7 @@ function attemptHeaders(
   const sent: Record<string, string> = {};
   headers.forEach((value, name) => {
     const reserved =
-      reservedHeader(name) ?? (ctx.scrub(value) === value ? undefined : 'it holds the API key');
+      reservedHeader(name) ?? (ctx.holdsKey(value) ? 'it holds the API key' : undefined);
     if (!reserved) sent[name] = value;
     else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
   });

@@ -169,6 +169,11 @@ export class CallContext {
     }
   }
 
+  /** Whether `text` holds the key, as it is or percent-encoded. */
+  holdsKey(text: string): boolean {
+    return holdsKey(text, this.#apiKey);
+  }
+
   /** `text` with the key replaced by `[redacted]`. */
   scrub(text: string): string {
     return redact(text, this.#apiKey);
@@ -233,7 +238,7 @@ function isBrowser(): boolean {
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined';
 }
 
-/** Whether `url`, as given or decoded, holds the key. */
+/** Whether `url` (or a header value), as given or decoded, holds the key. */
 function holdsKey(url: string, apiKey: string): boolean {
   let decoded = url;
   try {

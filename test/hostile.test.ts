@@ -960,13 +960,15 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
       logLevel: 'error',
       hooks: { beforeRequest: ({ headers }) => headers.set('x-hooked', `Key ${KEY}`) },
     });
-    await client.listPets({}, { headers: { 'x-call': KEY, 'x-kept': '1' } });
+    // Every character percent-encoded, as no encoder would, but a decoder reads.
+    const encoded = [...KEY].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    await client.listPets({}, { headers: { 'x-call': KEY, 'x-kept': '1', 'x-encoded': encoded } });
     const sent = stub.received[0]!.request.headers;
-    expect([...sent].filter(([, value]) => value.includes(KEY))).toEqual([
+    expect([...sent].filter(([, value]) => decodeURIComponent(value).includes(KEY))).toEqual([
       ['authorization', `Bearer ${KEY}`],
     ]);
     expect(sent.get('x-kept')).toBe('1');
-    expect(lines).toHaveLength(2);
+    expect(lines).toHaveLength(3);
     expect(lines.join('\n')).toContain('"x-call" was left out: it holds the API key');
     expect(lines.join('\n')).not.toContain(KEY);
   });
