@@ -148,32 +148,40 @@ function ietf(raw: string, policy: Member[]): Stated[] {
   });
 }
 
+/** A form of three fields, `<prefix>-Limit`, `-Remaining`, `-Reset`. */
+const triple = (prefix: string, unit: 'unix' | 'delta') => ({
+  unit,
+  fields: ['limit', 'remaining', 'reset'].map((part) => `${prefix}-${part}`.toLowerCase()),
+  name: (part: string) => `${prefix}-${part[0]?.toUpperCase()}${part.slice(1)}`,
+});
+const X_RATELIMIT = triple('X-RateLimit', 'unix');
+const DRAFT_06 = triple('RateLimit', 'delta');
+
 /**
  * The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's
  * `RateLimit-*` (limiters stacked in front of the service may each send another).
  */
-function stated(headers: Headers): (() => Stated[])[] {
+function stated(headers: Headers): Stated[] {
   let policy: Member[] | undefined;
   const policies = () => (policy ??= parseList(headers.get('ratelimit-policy')) ?? []);
-  const triple = (prefix: string, unit: 'unix' | 'delta') => (): Stated[] => {
-    const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map(
-      (part) => headers.get(`${prefix}-${part}`) ?? undefined,
-    );
-    if (limit === undefined && remaining === undefined && reset === undefined) return [];
-    const name = (part: string) => `${prefix}-${part[0]?.toUpperCase()}${part.slice(1)}`;
+  const forms: Stated[] = [];
+  const read = ({ unit, fields, name }: typeof X_RATELIMIT) => {
+    const [limit, remaining, reset] = fields.map((one) => headers.get(one) ?? undefined);
+    if (limit === undefined && remaining === undefined && reset === undefined) return;
     const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
-    return [{ name, limit, remaining, reset, unit, windowSec }];
+    forms.push({ name, limit, remaining, reset, unit, windowSec });
   };
-  const fields = () => {
-    const raw = headers.get('ratelimit');
-    return raw === null ? [] : ietf(raw, policies());
-  };
-  return [triple('X-RateLimit', 'unix'), fields, triple('RateLimit', 'delta')];
+  read(X_RATELIMIT);
+  const raw = headers.get('ratelimit');
+  if (raw !== null) forms.push(...ietf(raw, policies()));
+  read(DRAFT_06);
+  return forms;
 }
 
 /** A header holding non-negative integers: one, or a list (`10, 10;w=1`); `pick` chooses. */
 function integers(raw: string | undefined, pick: (...values: number[]) => number) {
   if (raw === undefined) return undefined;
+  if (/^\d{1,15}$/.test(raw)) return Number(raw);
   const values: number[] = [];
   for (const part of raw.split(',')) {
     const match = /^\s*(\d{1,15})\s*(?:;.*)?$/.exec(part);
@@ -266,12 +274,10 @@ export function readTiming(
   const server = serverNow(headers, nowMs, ignored);
   const problems: string[] = [];
   let found: Read | undefined;
-  for (const form of stated(headers)) {
-    // Of every budget stated, the one with least left binds.
-    for (const said of form()) {
-      const read = check(said, server, nowMs, problems, nowMs - sentMs);
-      if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
-    }
+  // Of every budget stated, the one with least left binds.
+  for (const said of stated(headers)) {
+    const read = check(said, server, nowMs, problems, nowMs - sentMs);
+    if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
   }
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
@@ -320,6 +326,11 @@ const PARAMS = `(?:; *[a-z*][-a-z\\d_.*]*(?:=(?:${BARE}))?)*`;
 const ITEM = `(?:${BARE})${PARAMS}`;
 const MEMBER = `(?:${ITEM}|\\((?: *${ITEM}(?= |\\)))* *\\)${PARAMS})`;
 const LIST = new RegExp(`^ *(?:${MEMBER}(?:[ \\t]*,[ \\t]*${MEMBER})*)? *$`);
+// Global ones are used through matchAll, which copies them: none keeps state between calls.
+const MEMBERS = new RegExp(MEMBER, 'g');
+const ITEMS = new RegExp(ITEM, 'g');
+const PARAM = new RegExp(`; *([^=;]+)(?:=(${BARE}))?`, 'g');
+const LEADING = new RegExp(`^(${BARE})`);
 
 function bare(text: string): BareItem {
   const first = text[0];
@@ -332,24 +343,24 @@ function bare(text: string): BareItem {
 
 function params(text: string): Map<string, BareItem> {
   const read = new Map<string, BareItem>();
-  for (const [, key = '', value] of text.matchAll(new RegExp(`; *([^=;]+)(?:=(${BARE}))?`, 'g'))) {
+  for (const [, key = '', value] of text.matchAll(PARAM)) {
     read.set(key, value === undefined ? true : bare(value));
   }
   return read;
 }
 
 function item(text: string): Member {
-  const [, value = ''] = new RegExp(`^(${BARE})`).exec(text) ?? [];
+  const [, value = ''] = LEADING.exec(text) ?? [];
   return { value: bare(value), params: params(text.slice(value.length)) };
 }
 
 /** The members of a List field (RFC 9651, 4.2.1), or `undefined` when absent or unparsable. */
 export function parseList(field: string | null): Member[] | undefined {
   if (field === null || !LIST.test(field)) return undefined;
-  return [...field.matchAll(new RegExp(MEMBER, 'g'))].map(([text]) => {
+  return [...field.matchAll(MEMBERS)].map(([text]) => {
     if (text[0] !== '(') return item(text);
     const end = text.lastIndexOf(')');
-    const inner = [...text.slice(1, end).matchAll(new RegExp(ITEM, 'g'))].map(([one]) => item(one));
+    const inner = [...text.slice(1, end).matchAll(ITEMS)].map(([one]) => item(one));
     return { value: inner, params: params(text.slice(end + 1)) };
   });
 }
