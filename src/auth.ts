@@ -46,8 +46,9 @@ export function resolveApiKey(
   }
   const bad = describeBadCharacter(key);
   if (bad) {
+    const from = option === undefined ? ` (read from ${API_KEY_ENV})` : '';
     throw new AnimalStoreError(
-      `Invalid API key: it contains ${bad}, which an HTTP header cannot carry. ` +
+      `Invalid API key${from}: it contains ${bad}, which an HTTP header cannot carry. ` +
         'Copy the key again without surrounding spaces or line breaks.',
     );
   }

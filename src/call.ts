@@ -73,7 +73,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return this.ctx.maxRetryDelayMs;
   }
 
-  /** `"GET https://…/pets?limit=5"`, for messages and log lines. */
+  /** `"GET https://…/pets?limit=5"`, and `(attempt 2)` from the second on, for messages and log lines. */
   get label(): string {
     const { method, path } = this.operation;
     const { input } = this;
@@ -83,7 +83,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
       if (defined.length > 0)
         query = `?${new URLSearchParams(defined.map(([k, v]) => [k, String(v)]))}`;
     }
-    return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}`;
+    const attempt = this.attempts > 1 ? ` (attempt ${this.attempts})` : '';
+    return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}${attempt}`;
   }
 
   notify(info: RetryInfo): void {
@@ -467,7 +468,7 @@ function noResponse(
   ).replace(/\.+$/, '');
   const what =
     status === undefined
-      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : 'Check the network and baseUrl.'}`
+      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : `Check the network and baseUrl${ctx.inBrowser ? ", and that the service (or your proxy) allows this page's origin (CORS)" : ''}.`}`
       : `got HTTP ${status}, but its body broke off: ${why}.${acted}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
 }

@@ -106,6 +106,8 @@ export class CallContext {
   #tracerFor: TracerProviderLike | undefined;
   /** The last rate-limit values this client saw. */
   rateLimit: RateLimitInfo | undefined;
+  /** In a page, a request refused by CORS fails as one without a response. */
+  readonly inBrowser = isBrowser();
 
   constructor(
     settings: ClientSettings,

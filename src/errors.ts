@@ -314,7 +314,9 @@ export function errorFromResponse(response: FailedResponse): ApiError {
       );
     case 404: {
       const elsewhere = ` This is not the service's answer: check baseUrl (it must end in the API's version, such as /v1).`;
-      return new NotFoundError(parsed ? head : `${head}${elsewhere}`, details);
+      // A body that could not be read says nothing about who answered.
+      const unread = rawBody === undefined;
+      return new NotFoundError(parsed || unread ? head : `${head}${elsewhere}`, details);
     }
     case 429:
       return new RateLimitError(`${head}${rateLimitAdvice(response)}`, {

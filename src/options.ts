@@ -73,6 +73,8 @@ export interface ClientOptions {
   /**
    * Longest single wait the client accepts. When the service asks for a longer
    * one, the call fails at once with `RateLimitError` instead of waiting.
+   * Back-off waits are capped at it; the shortest is 100 ms, so below that a
+   * failure that needs one is not retried.
    * @default 60000
    */
   maxRetryDelayMs?: number | undefined;

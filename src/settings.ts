@@ -57,6 +57,16 @@ const signal: Rule<AbortSignal | undefined> = (value, where) => {
   return given as AbortSignal | undefined;
 };
 
+/** `true` or `false`; `fallback` when not given. */
+const flag =
+  (fallback: boolean): Rule<boolean> =>
+  (value, where) => {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'boolean')
+      fail(`Invalid ${where}: expected true or false, got ${describeValue(value)}.`);
+    return value;
+  };
+
 const fn = <F>(value: unknown, where: string): F | undefined => {
   if (value !== undefined && typeof value !== 'function') {
     fail(`Invalid ${where}: expected a function, got ${describeValue(value)}.`);
@@ -143,10 +153,15 @@ const hooks: Rule<Hooks> = (value, where) => {
 };
 
 /** Read once, as a copy; the provider is checked when the tracing code loads. */
-const tracing: Rule<TracingOptions | false | undefined> = (value) => {
-  if (!value) return value as false | undefined;
+const tracing: Rule<TracingOptions | false | undefined> = (value, where) => {
+  if (value === undefined || value === false) return value;
+  if (typeof value !== 'object' || value === null) {
+    fail(
+      `Invalid ${where}: expected false or an object such as { httpSpans: true }, got ${describeValue(value)}.`,
+    );
+  }
   const { tracerProvider, httpSpans } = value as TracingOptions;
-  return { tracerProvider, httpSpans };
+  return { tracerProvider, httpSpans: flag(false)(httpSpans, `${where}.httpSpans`) };
 };
 
 /** An object with the methods `names`, or a failure that says `what` is expected and which is missing. */
@@ -205,9 +220,9 @@ const CLIENT_OPTIONS = {
   quotaStore,
   logLevel,
   logger,
-  deprecationWarnings: (value) => value !== false,
-  allowInsecureHttp: (value) => value === true,
-  dangerouslyAllowBrowser: (value) => value === true,
+  deprecationWarnings: flag(true),
+  allowInsecureHttp: flag(false),
+  dangerouslyAllowBrowser: flag(false),
 } satisfies { [K in keyof Required<ClientOptions>]: Rule<unknown> };
 
 const TRACING_OPTIONS = { tracerProvider: 1, httpSpans: 1 } satisfies Record<
@@ -257,7 +272,8 @@ function nearest(name: string, names: readonly string[]): string | undefined {
   for (const candidate of names) {
     const holds = name.length >= 3 && candidate.toLowerCase().includes(name.toLowerCase());
     const d = holds ? candidate.length - name.length : distance(name, candidate);
-    if ((holds || d <= Math.max(3, Math.floor(name.length / 3))) && d < least) {
+    const near = d <= Math.ceil(Math.max(name.length, candidate.length) / 3);
+    if ((holds || near) && d < least) {
       best = candidate;
       least = d;
     }

@@ -74,6 +74,16 @@ describe('API key', () => {
     expect((caught as Error).message).not.toContain(key);
   });
 
+  it('names ANIMAL_STORE_API_KEY when the key read from it cannot be sent', () => {
+    vi.stubEnv('ANIMAL_STORE_API_KEY', 'sk_from_env\r');
+    expect(() => new PetsClient({ baseUrl: BASE_URL })).toThrow(
+      /^Invalid API key \(read from ANIMAL_STORE_API_KEY\): it contains a line break/,
+    );
+    expect(() => new PetsClient({ apiKey: 'sk x', baseUrl: BASE_URL })).toThrow(
+      /^Invalid API key: it contains white space/,
+    );
+  });
+
   it('keeps the key out of String, JSON.stringify and util.inspect of the client', () => {
     const client = clientWith(scriptedFetch().fetch);
     expect(String(client)).not.toContain(API_KEY);

@@ -40,4 +40,26 @@ describe('browser use', () => {
     });
     expect(warn).not.toHaveBeenCalled();
   });
+
+  it('names CORS among the causes of a request without a response, in a page only', async () => {
+    const failing = { fetch: async () => Promise.reject(new TypeError('Failed to fetch')) };
+    const options = { apiKey: 'sk_browser_123456', baseUrl: 'https://x.example.com/v1' };
+    const outside = (await clientWith(failing.fetch, { maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e)) as Error;
+    expect(outside.message).not.toMatch(/CORS/);
+    vi.stubGlobal('window', {});
+    vi.stubGlobal('document', {});
+    const { PetsClient } = await freshClientModule();
+    const client = new PetsClient({
+      ...options,
+      ...failing,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+    });
+    const error = (await client.listPets().catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(
+      /Failed to fetch\. Check the network and baseUrl, and that the service \(or your proxy\) allows this page's origin \(CORS\)\./,
+    );
+  });
 });

@@ -86,6 +86,20 @@ describe('errors', () => {
     expect(error.message).toMatch(body ? /not the service's Error JSON/ : /empty body/);
   });
 
+  it('blames baseUrl for a 404 whose body is not the Error JSON, but not for one it could not read', async () => {
+    const read = await failure(new Response('<h1>nope</h1>', { status: 404 }), 'get');
+    expect(read.message).toMatch(/check baseUrl/);
+    const big = JSON.stringify({ code: 'not_found', message: 'x'.repeat(200), status: 404 });
+    const client = clientWith(scriptedFetch(new Response(big, { status: 404 })).fetch, {
+      ...noRetry,
+      maxResponseBytes: 50,
+    });
+    const unread = (await client.getPet(1).catch((e: unknown) => e)) as ApiError;
+    expect(unread).toBeInstanceOf(NotFoundError);
+    expect(unread.message).toMatch(/could not be read/);
+    expect(unread.message).not.toMatch(/baseUrl/);
+  });
+
   it('lets the HTTP status win over a body status that disagrees', async () => {
     const error = await failure(json({ code: 'x', message: 'm', status: 500 }, 404), 'get');
     expect(error).toBeInstanceOf(NotFoundError);

@@ -79,15 +79,20 @@ describe('other options', () => {
     [{ headers: { Authorization: 'Bearer other' } }, /Authorization is set from apiKey/],
     [{ headers: { 'x-bad': 'a\nb' } }, /Invalid header/],
     [{ onRetry: 'log' as never }, /onRetry/],
+    [{ deprecationWarnings: 'false' as never }, /deprecationWarnings: expected true or false/],
+    [{ allowInsecureHttp: 'true' as never }, /allowInsecureHttp: expected true or false/],
+    [{ dangerouslyAllowBrowser: 1 as never }, /dangerouslyAllowBrowser: expected true or false/],
+    [{ tracing: true as never }, /tracing: expected false or an object/],
+    [{ tracing: { httpSpans: 'yes' as never } }, /tracing.httpSpans: expected true or false/],
   ])('refuses %o at construction', (options, message) => {
     expect(() => make(options)).toThrow(message);
   });
 
   it('warns once of an option it does not know, naming the one likely meant', () => {
     const { warnings, logger } = warningsLogger();
-    make({ logger, ...({ maxRetry: 3, timeout: 5, colour: 'red' } as object) });
+    make({ logger, ...({ maxRetry: 3, timeout: 5, colour: 'red', foo: 1 } as object) });
     expect(warnings).toEqual([
-      '[animal-store] Unknown PetsClient options were ignored: "maxRetry" (did you mean maxRetries?), "timeout" (did you mean timeoutMs?), "colour".',
+      '[animal-store] Unknown PetsClient options were ignored: "maxRetry" (did you mean maxRetries?), "timeout" (did you mean timeoutMs?), "colour", "foo".',
     ]);
     warnings.length = 0;
     make({ logger, maxRetries: 3, timeoutMs: 5, headers: {} });

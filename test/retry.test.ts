@@ -136,6 +136,24 @@ describe('retries after other failures', () => {
     });
   });
 
+  it('names the attempt that failed last when it was not the first', async () => {
+    const hang = () => new Promise<Response>(() => {});
+    const stub = scriptedFetch(hang, hang, apiError(503), apiError(503));
+    const client = clientWith(stub.fetch, { timeoutMs: 1000, maxRetries: 1 });
+    const timedOut = client.getPet(1).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await timedOut).toBeInstanceOf(TimeoutError);
+    expect(((await timedOut) as Error).message).toMatch(/pets\/1 \(attempt 2\) timed out/);
+    const failed = client.getPet(1).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await failed).toBeInstanceOf(ServerError);
+    expect(((await failed) as Error).message).toMatch(/pets\/1 \(attempt 2\) failed with HTTP 503/);
+    const once = await clientWith(scriptedFetch(apiError(503)).fetch, { maxRetries: 0 })
+      .getPet(1)
+      .catch((e: unknown) => e);
+    expect((once as Error).message).not.toContain('attempt');
+  });
+
   it('never retries a POST after 503: the animal could be added twice', async () => {
     const stub = scriptedFetch(apiError(503), json(rex, 201));
     const error = await clientWith(stub.fetch)

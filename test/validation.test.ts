@@ -85,6 +85,20 @@ describe('input validation', () => {
     expect(stub.received).toHaveLength(0);
   });
 
+  it.each([
+    ['createPet', undefined, 'expected an object { name, categoryId, status? }, got nothing'],
+    ['createPet', 'Rex', 'expected an object { name, categoryId, status? }, got a string'],
+    ['listPets', 'available', "expected an object such as { limit: 10, status: 'available' }"],
+    ['listPets', [5], 'got an array'],
+  ] as const)('says what %s expected when given %o, not an object', async (name, input, said) => {
+    const { stub, client } = stubbed();
+    const call = client[name] as (input: unknown) => Promise<unknown>;
+    const error = await call.call(client, input).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect((error as Error).message).toContain(said);
+    expect(stub.received).toHaveLength(0);
+  });
+
   it('sends a valid NewPet as JSON', async () => {
     const { stub, client } = stubbed(json(rex, 201));
     await client.createPet({ name: 'Rex', categoryId: 3, status: 'available' });

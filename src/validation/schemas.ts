@@ -9,6 +9,15 @@ const safeInteger = (what: string) =>
     error: (issue) =>
       `${what} ${issue.input === undefined ? 'is required' : 'must be a safe integer'}`,
   });
+/** What a value that should be an object is, never quoting it. */
+const got = (input: unknown) =>
+  input === undefined
+    ? 'nothing'
+    : input === null
+      ? 'null'
+      : Array.isArray(input)
+        ? 'an array'
+        : `a ${typeof input}`;
 const string = (what: string) =>
   z.string({
     error: (issue) => `${what} ${issue.input === undefined ? 'is required' : 'must be a string'}`,
@@ -24,7 +33,12 @@ export const NewPetSchema = z.strictObject(
     categoryId: safeInteger('categoryId'),
     status: z.exactOptional(PetStatusSchema),
   },
-  { error: 'a NewPet has only name, categoryId and status (the service assigns id)' },
+  {
+    error: (issue) =>
+      issue.code === 'invalid_type'
+        ? `expected an object { name, categoryId, status? }, got ${got(issue.input)}`
+        : 'a NewPet has only name, categoryId and status (the service assigns id)',
+  },
 );
 
 /** An animal as the service returns it; unknown fields are tolerated and dropped. */
@@ -58,7 +72,12 @@ export const ListPetsParamsSchema = z.strictObject(
     ),
     status: z.exactOptional(PetStatusSchema),
   },
-  { error: 'listPets accepts only limit and status' },
+  {
+    error: (issue) =>
+      issue.code === 'invalid_type'
+        ? `expected an object such as { limit: 10, status: 'available' }, got ${got(issue.input)}`
+        : 'listPets accepts only limit and status',
+  },
 );
 
 /** Path parameter of `getPet`. */
