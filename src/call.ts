@@ -39,7 +39,8 @@ const HOLDS: Record<HoldReason, string> = {
     'no requests remain in the rate-limit window (as stated, or as learnt where none is) until it ends',
   'budget-in-flight':
     'the requests left in the rate-limit window (as stated, or as learnt where none is) are all in flight',
-  'budget-unknown': 'the budget is unknown until the response to the first request arrives',
+  'budget-unknown':
+    'the budget is unknown until the response to the first request arrives (or the quota store answers)',
 };
 
 interface Answer {
@@ -110,7 +111,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     const { maxRetryDelayMs, rateLimit } = this.ctx;
     const when =
       waitMs === undefined
-        ? `, and none arrived within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service answers again.`
+        ? `, with no end in sight within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service, or the quota store, answers again.`
         : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
     if (reason === 'no-response') {
       return new ConnectionError(
