@@ -55,11 +55,15 @@ import { root } from './pack.js';
  * key sent in a header other than Authorization, headers a hook may not set
  * failing a call, and budgets of stacked limiters or of Redis after a restart
  * not kept, then a Retry-After-only limiter learnt like a silent one: 0.1 kB
- * (22.61 kB measured up front, 30.30 kB in all, 29.60 kB plain).
+ * (22.61 kB measured up front, 30.30 kB in all, 29.60 kB plain). What a new
+ * user tripped on next took 0.25 kB: on/off options checked, the attempt
+ * named in a retried call's error, CORS named in a page, what createPet and
+ * listPets expected said, a hold on an unknown budget naming the quota store
+ * (22.80 kB measured up front, 30.59 kB in all, 29.90 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 22.65 * 1024, total: 30.35 * 1024, plain: 29.65 * 1024 };
+export const BUDGET = { initial: 22.9 * 1024, total: 30.65 * 1024, plain: 29.95 * 1024 };
 
 export interface Size {
   minified: number;
