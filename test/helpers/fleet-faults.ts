@@ -50,7 +50,7 @@ export interface FaultRun {
    * (or the first request) to the last request.
    */
   readonly silenceAfterMs: number;
-  /** How long from then until every worker had sent again (Infinity: one never did). */
+  /** How long from then (or from when a worker booted late began calling) until every worker had sent again (Infinity: one never did). */
   readonly backAfterMs: number;
   /** What the workers logged. */
   readonly log: string;
@@ -209,10 +209,12 @@ function measure(
   const from = Math.max(whole!, service.arrivals[0]?.at ?? end!);
   const times = [from, ...service.arrivals.map((a) => a.at).filter((at) => at > from)];
   const silenceAfterMs = Math.max(0, ...times.slice(1).map((at, i) => at - times[i]!));
+  // From when the worker could send: a process the machine booted late is not held against the SDK.
   const backAfterMs = Math.max(
-    ...reports.map((_, i) => {
-      const first = service.arrivals.find((a) => a.worker === String(i) && a.at >= from);
-      return first ? first.at - from : Number.POSITIVE_INFINITY;
+    ...reports.map((report, i) => {
+      const since = Math.max(from, report?.begunAt ?? from);
+      const first = service.arrivals.find((a) => a.worker === String(i) && a.at >= since);
+      return first ? first.at - since : Number.POSITIVE_INFINITY;
     }),
   );
   return {

@@ -102,6 +102,8 @@ let ok = 0;
 let longestMs = 0;
 const failed = {};
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.start - Date.now())));
+// Later than start when the machine was slow to boot this process.
+const begunAt = Date.now();
 // Calls still waiting at the end are dropped: only what completed within the run counts.
 const over = new AbortController();
 setTimeout(() => over.abort(), Math.max(0, config.end - Date.now()));
@@ -120,7 +122,7 @@ await Promise.all(
     }
   }),
 );
-console.log(JSON.stringify({ ok, failed, admissions, longestMs, longestStoreMs }));
+console.log(JSON.stringify({ ok, failed, admissions, longestMs, longestStoreMs, begunAt }));
 await quotaStore.close?.();
 await Promise.resolve(connection?.close()).catch(() => undefined);
 process.exit(0);

@@ -83,6 +83,8 @@ export interface WorkerReport {
   readonly ok: number;
   readonly failed: Record<string, number>;
   readonly longestMs: number;
+  /** When it began calling (epoch ms): after `start` when its process was slow to boot. */
+  readonly begunAt?: number;
 }
 
 export interface FleetWorker {
