@@ -151,7 +151,7 @@ export async function runCall<In extends SchemaName, Out extends SchemaName, R e
     if (!withResponse) return data as Result;
     const response = {
       status,
-      headers: ctx.scrubHeaders(headers),
+      headers: ctx.redact.headers(headers),
       rateLimit,
       attempts: call.attempts,
     };
@@ -173,9 +173,9 @@ function settled(ctx: CallContext, name: string, call: Call | undefined, thrown:
   try {
     if (call?.signal?.aborted && thrown === call.signal.reason) return thrown;
   } catch {}
-  if (thrown instanceof AnimalStoreError) return ctx.scrubThrown(thrown);
-  return new AnimalStoreError(ctx.scrub(`${name} failed: ${describeThrown(thrown)}`), {
-    cause: ctx.scrubError(thrown),
+  if (thrown instanceof AnimalStoreError) return ctx.redact.thrown(thrown);
+  return new AnimalStoreError(ctx.redact.text(`${name} failed: ${describeThrown(thrown)}`), {
+    cause: ctx.redact.error(thrown),
   });
 }
 
@@ -273,7 +273,7 @@ function attemptHeaders(
   const sent: Record<string, string> = {};
   headers.forEach((value, name) => {
     const reserved =
-      reservedHeader(name) ?? (ctx.holdsKey(value) ? 'it holds the API key' : undefined);
+      reservedHeader(name) ?? (ctx.redact.holds(value) ? 'it holds the API key' : undefined);
     if (!reserved) sent[name] = value;
     else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
   });
@@ -357,7 +357,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
           attempt: call.attempts,
           status,
           // A copy: the hook must not change what the client reads next.
-          headers: ctx.scrubHeaders(response.headers, true),
+          headers: ctx.redact.headers(response.headers, true),
           durationMs,
         });
       }
@@ -390,7 +390,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         if (error instanceof BodyTooLarge) throw tooLarge(call.label, error, status);
         throw noResponse(ctx, call, exchange, error, status);
       }
-      const body = parseBody(ctx, call, text, status);
+      const body = parseBody(ctx.redact, call, text, status);
       // Parsing counts against the time limit too.
       if (exchange.timedOut) throw noResponse(ctx, call, exchange, undefined, status);
       return { body, status, headers: response.headers, rateLimit: timing.rateLimit };
@@ -403,9 +403,11 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     call.decision = decision;
     throw errorFromResponse({
       status,
-      statusText: ctx.scrub(typeof response.statusText === 'string' ? response.statusText : ''),
-      headers: ctx.scrubHeaders(response.headers),
-      ...errorBody(ctx, text),
+      statusText: ctx.redact.text(
+        typeof response.statusText === 'string' ? response.statusText : '',
+      ),
+      headers: ctx.redact.headers(response.headers),
+      ...errorBody(ctx.redact, text),
       rateLimit: timing.rateLimit,
       request: call.label,
       method: call.operation.method,
@@ -457,7 +459,7 @@ function noResponse(
   if (!placeholder) {
     call.decision = decide({ kind: 'no-response', timedOut, status }, situation(ctx, call));
   }
-  const cause = ctx.scrubError(error);
+  const cause = ctx.redact.error(error);
   const acted = call.operation.resend ? '' : POSSIBLY_ACTED;
   if (timedOut) {
     return new TimeoutError(
@@ -466,7 +468,7 @@ function noResponse(
     );
   }
   const why = (
-    cause instanceof Error ? ctx.scrub(describeFailure(cause)) : 'unknown failure'
+    cause instanceof Error ? ctx.redact.text(describeFailure(cause)) : 'unknown failure'
   ).replace(/\.+$/, '');
   const what =
     status === undefined

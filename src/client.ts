@@ -1,14 +1,6 @@
 import { bucketName, readEnv, resolveApiKey } from './auth.js';
 import { runCall } from './call.js';
-import {
-  AnimalStoreError,
-  describeThrown,
-  redact,
-  redactError,
-  redactHeaders,
-  redactJson,
-  scrubThrown,
-} from './errors.js';
+import { AnimalStoreError, describeThrown, Redactor } from './errors.js';
 import type { RateLimitInfo, ResponseTiming } from './headers.js';
 import type { Hooks, RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
@@ -75,13 +67,13 @@ interface LevelLogger {
   log(level: Level, message: string): void;
 }
 
-function levelLogger(level: LogLevel, sink: Logger, secret: string): LevelLogger {
+function levelLogger(level: LogLevel, sink: Logger, redact: Redactor): LevelLogger {
   const enabled = (at: Level) => RANK[level] >= RANK[at];
   return {
     enabled,
     log(at, message) {
       // A logger that throws, or whose promise rejects, must not break a call.
-      if (enabled(at)) guard(() => sink[at](redact(`[animal-store] ${message}`, secret)), noop);
+      if (enabled(at)) guard(() => sink[at](redact.text(`[animal-store] ${message}`)), noop);
     },
   };
 }
@@ -101,7 +93,6 @@ export class CallContext {
   readonly maxResponseBytes: number;
   readonly hooks: Hooks;
   readonly #settings: ClientSettings;
-  readonly #apiKey: string;
   #tracer: Promise<Tracing> | undefined;
   #tracerFor: TracerProviderLike | undefined;
   /** The last rate-limit values this client saw. */
@@ -113,6 +104,8 @@ export class CallContext {
     settings: ClientSettings,
     readonly baseUrl: string,
     apiKey: string,
+    /** Takes the key out of everything the SDK shows. */
+    readonly redact: Redactor,
     readonly log: LevelLogger,
   ) {
     ({
@@ -123,7 +116,6 @@ export class CallContext {
       hooks: this.hooks,
     } = settings);
     this.#settings = settings;
-    this.#apiKey = apiKey;
     const { fetch, headers } = settings;
     this.transport = new Transport({ baseUrl, apiKey, fetch, headers });
     this.quota = new Quota(
@@ -131,7 +123,7 @@ export class CallContext {
       bucketName(apiKey, baseUrl),
       (error) =>
         log.log('error', `The quota store failed to record a response: ${describeThrown(error)}`),
-      { text: (text) => this.scrub(text), error: (error) => this.scrubError(error) },
+      redact,
     );
   }
 
@@ -171,48 +163,18 @@ export class CallContext {
     }
   }
 
-  /** Whether `text` holds the key, as it is or percent-encoded. */
-  holdsKey(text: string): boolean {
-    return holdsKey(text, this.#apiKey);
-  }
-
-  /** `text` with the key replaced by `[redacted]`. */
-  scrub(text: string): string {
-    return redact(text, this.#apiKey);
-  }
-
-  /** Parsed JSON with the key redacted from every string and name. */
-  scrubJson(value: unknown): unknown {
-    return redactJson(value, this.#apiKey);
-  }
-
-  /** Headers without the key; a copy whenever `copy` asks. */
-  scrubHeaders(headers: Headers, copy?: boolean): Headers {
-    return redactHeaders(headers, this.#apiKey, copy);
-  }
-
-  /** An error of the SDK's own, without the key in its message, stack or cause. */
-  scrubThrown<E>(error: E): E {
-    return scrubThrown(error, this.#apiKey);
-  }
-
-  /** An error (a `cause`) without the key anywhere in it. */
-  scrubError(error: unknown): unknown {
-    return redactError(error, this.#apiKey);
-  }
-
   /** Takes note of what a response said about time. */
   saw(timing: ResponseTiming): void {
     if (timing.rateLimit) this.rateLimit = timing.rateLimit;
-    if (timing.reading) this.warnOnce(`${this.scrub(timing.reading)}.`, 'reading');
+    if (timing.reading) this.warnOnce(`${this.redact.text(timing.reading)}.`, 'reading');
     if (timing.unusable) {
       this.warnOnce(
-        `The rate-limit headers could not be used: ${this.scrub(timing.unusable).slice(0, 300)}. The client learns the budget instead, from one request at first.`,
+        `The rate-limit headers could not be used: ${this.redact.text(timing.unusable).slice(0, 300)}. The client learns the budget instead, from one request at first.`,
         'unusable',
       );
     }
     for (const value of timing.ignored) {
-      const clean = this.scrub(value);
+      const clean = this.redact.text(value);
       this.log.log('info', `Ignored ${clean.length > 200 ? `${clean.slice(0, 200)}…` : clean}.`);
     }
   }
@@ -238,16 +200,6 @@ const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 function isBrowser(): boolean {
   const g = globalThis as { window?: unknown; document?: unknown };
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined';
-}
-
-/** Whether `url` (or a header value), as given or decoded, holds the key. */
-function holdsKey(url: string, apiKey: string): boolean {
-  let decoded = url;
-  try {
-    decoded = decodeURIComponent(url);
-  } catch {}
-
-  return redact(url, apiKey) !== url || redact(decoded, apiKey) !== decoded;
 }
 
 let warnedBrowser = false;
@@ -285,17 +237,18 @@ export class PetsClient {
     try {
       checkClientOptions(options);
       apiKey = resolveApiKey(options.apiKey, () => nearMiss(options, 'apiKey'));
+      const redact = new Redactor(apiKey);
       const { settings, unknown } = readClientOptions(options);
       this.baseUrl = resolveBaseUrl(settings);
-      const where = holdsKey(this.baseUrl, apiKey)
+      const where = redact.holds(this.baseUrl)
         ? 'baseUrl'
-        : [...settings.headers.values()].some((value) => holdsKey(value, apiKey)) && 'headers';
+        : [...settings.headers.values()].some((value) => redact.holds(value)) && 'headers';
       if (where) {
         throw new AnimalStoreError(
           `Invalid ${where}: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, sent in Authorization alone.`,
         );
       }
-      const log = levelLogger(settings.logLevel, settings.logger, apiKey);
+      const log = levelLogger(settings.logLevel, settings.logger, redact);
 
       if (unknown.length > 0) {
         log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
@@ -307,15 +260,15 @@ export class PetsClient {
           'No fetch available: pass a fetch implementation as the fetch option.',
         );
       }
-      this.#context = new CallContext(settings, this.baseUrl, apiKey, log);
+      this.#context = new CallContext(settings, this.baseUrl, apiKey, redact, log);
     } catch (error) {
       // Before the key was read, the one in the environment is the one to keep out.
-      const secret = apiKey || readEnv('ANIMAL_STORE_API_KEY') || '';
-      if (error instanceof AnimalStoreError) throw scrubThrown(error, secret);
+      const redact = new Redactor(apiKey || readEnv('ANIMAL_STORE_API_KEY') || '');
+      if (error instanceof AnimalStoreError) throw redact.thrown(error);
       // A getter or a proxy of the caller's that throws, deep in the options.
       throw new AnimalStoreError(
-        redact(`Invalid PetsClient options: reading them threw ${describeThrown(error)}.`, secret),
-        { cause: secret ? redactError(error, secret) : error },
+        redact.text(`Invalid PetsClient options: reading them threw ${describeThrown(error)}.`),
+        { cause: redact.error(error) },
       );
     }
     // Bound, so that `const { listPets } = client` works as a call on it does.

@@ -335,16 +335,8 @@ export function errorFromResponse(response: FailedResponse): ApiError {
 // cannot continue a word, a path, a header name or a base64 run (`=` before, `.` `,` after may).
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 const LONG_SECRET = 12;
-
-/** `text` with `secret` replaced by `[redacted]`: as JSON quotes it, percent-encoded (either case), as is. */
-export function redact(text: string, secret: string): string {
-  const encoded = encodeURIComponent(secret);
-  const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
-  for (const form of [JSON.stringify(secret).slice(1, -1), encoded, lower, secret]) {
-    text = redactOne(text, form);
-  }
-  return text;
-}
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const MOST_NODES = 2000;
 
 function redactOne(text: string, secret: string): string {
   if (!secret || !text.includes(secret)) return text;
@@ -370,103 +362,130 @@ function redactOne(text: string, secret: string): string {
   return out + text.slice(from);
 }
 
-/** A parsed JSON value with `secret` redacted from every string and name, in place, walked without recursion. */
-export function redactJson(value: unknown, secret: string): unknown {
-  if (typeof value === 'string') return redact(value, secret);
-  const pending: object[] = [];
-  if (typeof value === 'object' && value !== null) pending.push(value);
-  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-    const record = node as Record<string, unknown>;
-    for (const name of Object.keys(record)) {
-      const child = record[name];
-      const cleanChild = typeof child === 'string' ? redact(child, secret) : child;
-      if (typeof child === 'object' && child !== null) pending.push(child);
-      const clean = redact(name, secret);
-      if (clean !== name) delete record[name];
-      // Written only when changed: an object the SDK froze (a `rateLimit`) is left as it is.
-      if (clean !== name || cleanChild !== child) record[clean] = cleanChild;
-    }
+/** Takes one secret (the API key) out of each kind of value the SDK shows; never shows it itself. */
+export class Redactor {
+  readonly #forms: readonly string[];
+  readonly #secret: string;
+
+  constructor(secret: string) {
+    const encoded = encodeURIComponent(secret);
+    const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
+    // As JSON quotes it, percent-encoded (either case), as is.
+    this.#forms = [JSON.stringify(secret).slice(1, -1), encoded, lower, secret];
+    this.#secret = secret;
   }
-  return value;
-}
 
-/** `headers`, or (when one holds the key, or `copy` asks) a copy without the key in any value or name. */
-export function redactHeaders(headers: Headers, secret: string, copy = false): Headers {
-  const named = (name: string) =>
-    secret.length >= LONG_SECRET && name.includes(secret.toLowerCase());
-  let leaks = false;
-  headers.forEach((value, name) => {
-    if (named(name) || redact(value, secret) !== value) leaks = true;
-  });
-  if (!leaks && !copy) return headers;
-  const clean = new Headers();
-  headers.forEach((value, name) => {
-    if (!named(name)) clean.append(name, redact(value, secret));
-  });
-  return clean;
-}
+  /** `text` with the secret replaced by `[redacted]`. */
+  text(text: string): string {
+    for (const form of this.#forms) text = redactOne(text, form);
+    return text;
+  }
 
-/** An error of the SDK's own, the key taken out of its message, stack and cause (an option given the key, say). */
-export function scrubThrown<E>(error: E, secret: string): E {
-  if (!secret || typeof error !== 'object' || error === null || isClean(error, secret)) {
+  /** Whether `text` (a URL or a header value), as given or decoded, holds the secret. */
+  holds(text: string): boolean {
+    let decoded = text;
+    try {
+      decoded = decodeURIComponent(text);
+    } catch {}
+    return this.text(text) !== text || this.text(decoded) !== decoded;
+  }
+
+  /** A parsed JSON value with the secret redacted from every string and name, in place, walked without recursion. */
+  json(value: unknown): unknown {
+    if (typeof value === 'string') return this.text(value);
+    const pending: object[] = [];
+    if (typeof value === 'object' && value !== null) pending.push(value);
+    for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+      const record = node as Record<string, unknown>;
+      for (const name of Object.keys(record)) {
+        const child = record[name];
+        const cleanChild = typeof child === 'string' ? this.text(child) : child;
+        if (typeof child === 'object' && child !== null) pending.push(child);
+        const clean = this.text(name);
+        if (clean !== name) delete record[name];
+        // Written only when changed: an object the SDK froze (a `rateLimit`) is left as it is.
+        if (clean !== name || cleanChild !== child) record[clean] = cleanChild;
+      }
+    }
+    return value;
+  }
+
+  /** `headers`, or (when one holds the secret, or `copy` asks) a copy without it in any value or name. */
+  headers(headers: Headers, copy = false): Headers {
+    const secret = this.#secret;
+    const named = (name: string) =>
+      secret.length >= LONG_SECRET && name.includes(secret.toLowerCase());
+    let leaks = false;
+    headers.forEach((value, name) => {
+      if (named(name) || this.text(value) !== value) leaks = true;
+    });
+    if (!leaks && !copy) return headers;
+    const clean = new Headers();
+    headers.forEach((value, name) => {
+      if (!named(name)) clean.append(name, this.text(value));
+    });
+    return clean;
+  }
+
+  /** An error of the SDK's own, the secret taken out of its message, stack and cause (an option given the key, say). */
+  thrown<E>(error: E): E {
+    if (!this.#secret || typeof error !== 'object' || error === null || this.#clean(error)) {
+      return error;
+    }
+    const own = error as Record<string, unknown>;
+    // Besides its cause, its message, stack and fields (`issues`, `body`…) are plain data of its own.
+    for (const key of ['message', 'stack', 'cause', ...Object.keys(error)]) {
+      const value = own[key];
+      if (value === undefined) continue;
+      Object.defineProperty(error, key, {
+        value: key === 'cause' ? this.error(value) : this.json(value),
+        writable: true,
+        configurable: true,
+      });
+    }
     return error;
   }
-  const own = error as Record<string, unknown>;
-  // Besides its cause, its message, stack and fields (`issues`, `body`…) are plain data of its own.
-  for (const key of ['message', 'stack', 'cause', ...Object.keys(error)]) {
-    const value = own[key];
-    if (value === undefined) continue;
-    Object.defineProperty(error, key, {
-      value: key === 'cause' ? redactError(value, secret) : redactJson(value, secret),
-      writable: true,
-      configurable: true,
-    });
-  }
-  return error;
-}
 
-/** `error`, or when it cannot be shown free of the key, a plain `Error` with its redacted message, name, code. */
-export function redactError(error: unknown, secret: string): unknown {
-  if (isClean(error, secret)) return error;
-  const source = error as { message?: unknown; name?: unknown; code?: unknown };
-  let message: string;
-  try {
-    message = typeof source.message === 'string' ? source.message : 'an error';
-  } catch {
-    message = 'an error';
-  }
-  const clean = new Error(redact(message, secret));
-  if (typeof source.name === 'string') clean.name = redact(source.name, secret);
-  if (typeof source.code === 'string') Object.assign(clean, { code: redact(source.code, secret) });
-  return clean;
-}
-
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
-const MOST_NODES = 2000;
-
-/** Whether nothing reachable from `value` holds the key; walked without recursion. */
-function isClean(value: unknown, secret: string): boolean {
-  const dirty = (text: string) => redact(text, secret) !== text;
-  const seen = new Set<object>();
-  const pending: unknown[] = [value];
-  try {
-    for (let node = pending.pop(), count = 0; count < MOST_NODES; node = pending.pop(), count++) {
-      if (typeof node === 'string') {
-        if (dirty(node)) return false;
-      } else if (typeof node === 'function') {
-        if (dirty(node.name)) return false;
-      } else if (typeof node === 'object' && node !== null && !seen.has(node)) {
-        seen.add(node);
-        if (INSPECT in node) return false;
-        for (const key of Reflect.ownKeys(node)) {
-          if (typeof key === 'string' ? dirty(key) : dirty(String(key.description))) return false;
-          pending.push((node as Record<PropertyKey, unknown>)[key]);
-        }
-      }
-      if (pending.length === 0) return true;
+  /** `error`, or when it cannot be shown free of the secret, a plain `Error` with its redacted message, name, code. */
+  error(error: unknown): unknown {
+    if (!this.#secret || this.#clean(error)) return error;
+    const source = error as { message?: unknown; name?: unknown; code?: unknown };
+    let message: string;
+    try {
+      message = typeof source.message === 'string' ? source.message : 'an error';
+    } catch {
+      message = 'an error';
     }
-  } catch {}
-  return false;
+    const clean = new Error(this.text(message));
+    if (typeof source.name === 'string') clean.name = this.text(source.name);
+    if (typeof source.code === 'string') Object.assign(clean, { code: this.text(source.code) });
+    return clean;
+  }
+
+  /** Whether nothing reachable from `value` holds the secret; walked without recursion. */
+  #clean(value: unknown): boolean {
+    const dirty = (text: string) => this.text(text) !== text;
+    const seen = new Set<object>();
+    const pending: unknown[] = [value];
+    try {
+      for (let node = pending.pop(), count = 0; count < MOST_NODES; node = pending.pop(), count++) {
+        if (typeof node === 'string') {
+          if (dirty(node)) return false;
+        } else if (typeof node === 'function') {
+          if (dirty(node.name)) return false;
+        } else if (typeof node === 'object' && node !== null && !seen.has(node)) {
+          seen.add(node);
+          if (INSPECT in node) return false;
+          for (const key of Reflect.ownKeys(node)) {
+            if (typeof key === 'string' ? dirty(key) : dirty(String(key.description))) return false;
+            pending.push((node as Record<PropertyKey, unknown>)[key]);
+          }
+        }
+        if (pending.length === 0) return true;
+      }
+    } catch {}
+    return false;
+  }
 }
 
 /** What was thrown, as text for a log line; never throws itself, whatever was thrown. */

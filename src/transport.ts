@@ -1,7 +1,6 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
-import type { CallContext } from './client.js';
-import { ConnectionError, ResponseValidationError } from './errors.js';
+import { ConnectionError, type Redactor, ResponseValidationError } from './errors.js';
 import type { Operation } from './operations.js';
 import { checkErrorBody, REJECT } from './operations.js';
 import type { FetchInit, FetchResponse } from './options.js';
@@ -270,15 +269,12 @@ export class Transport {
   }
 }
 
-/** What the body's readers take the key out with. */
-type Scrubber = Pick<CallContext, 'scrub' | 'scrubJson' | 'scrubError'>;
-
 /**
  * An error response's body when it is the spec's `Error`, and its text without the key (JSON
  * re-serialised, so an escaped key is redacted too); JSON nested too deep to walk is dropped.
  */
 export function errorBody(
-  ctx: Scrubber,
+  redact: Redactor,
   raw: string | undefined,
 ): { body: ErrorBody | undefined; text?: string; rawBody?: string } {
   if (raw === undefined || raw === '') {
@@ -288,12 +284,12 @@ export function errorBody(
   try {
     parsed = JSON.parse(raw);
   } catch {
-    const clean = ctx.scrub(raw);
+    const clean = redact.text(raw);
     return { body: undefined, text: clean, rawBody: clean };
   }
   if (nestedDeeperThan(parsed, 64))
     return { body: undefined, text: '(JSON nested too deep to show)' };
-  const clean = ctx.scrubJson(parsed);
+  const clean = redact.json(parsed);
   const text = JSON.stringify(clean);
   const body = checkErrorBody(clean);
   return { body: body === REJECT ? undefined : body, text, rawBody: text };
@@ -323,7 +319,7 @@ export function tooLarge(
 
 /** The parsed body; `call.label` is built only for the error. */
 export function parseBody(
-  ctx: Scrubber,
+  redact: Redactor,
   call: { readonly label: string },
   text: string,
   status: number,
@@ -331,14 +327,14 @@ export function parseBody(
   try {
     return JSON.parse(text);
   } catch (cause) {
-    const excerpt = ctx.scrub(text).slice(0, 80);
+    const excerpt = redact.text(text).slice(0, 80);
     throw new ResponseValidationError(
       `The service's response to ${call.label} (HTTP ${status}) is not JSON: ${text ? JSON.stringify(excerpt) : 'the body is empty'}.`,
       {
         issues: [{ path: [], code: 'invalid_json', message: 'the body is not valid JSON' }],
         status,
         // JSON.parse quotes the start of the body in its message.
-        cause: ctx.scrubError(cause),
+        cause: redact.error(cause),
       },
     );
   }

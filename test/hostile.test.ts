@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { redact } from '../src/errors.js';
+import { Redactor } from '../src/errors.js';
 import {
   AnimalStoreError,
   ApiError,
@@ -693,7 +693,7 @@ describe('a 429 asking for more than a day', () => {
 });
 
 function redactShort(text: string): string {
-  return redact(text, 'abc123');
+  return new Redactor('abc123').text(text);
 }
 
 describe('custom fetches, hooks, stores and options that misbehave', () => {

@@ -1,6 +1,6 @@
 // The waits of a key: every decision about waiting, as pure functions (`decide`); and the line
 // that holds each request of this process until the key's quota store admits it.
-import { AnimalStoreError, describeThrown, TimeoutError } from '../errors.js';
+import { AnimalStoreError, describeThrown, type Redactor, TimeoutError } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
@@ -199,12 +199,6 @@ function checked(admission: Admission): Admission {
   throw new TypeError(
     `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } or { reason, waitMs? }`,
   );
-}
-
-/** How a quota keeps the key out of what it reports of a store's failures. */
-interface Redactor {
-  text(text: string): string;
-  error(error: unknown): unknown;
 }
 
 // A lease outlives its request's timeoutMs by this much: the store's own answers take time.
