@@ -71,7 +71,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   ) {}
 
   get maxRetryDelayMs(): number {
-    return this.ctx.maxRetryDelayMs;
+    return this.ctx.settings.maxRetryDelayMs;
   }
 
   /** `"GET https://…/pets?limit=5"`, and `(attempt 2)` from the second on, for messages and log lines. */
@@ -108,7 +108,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   }
 
   tooLong(reason: HoldReason, waitMs: number | undefined): Error {
-    const { maxRetryDelayMs, rateLimit } = this.ctx;
+    const { rateLimit } = this.ctx;
+    const { maxRetryDelayMs } = this.ctx.settings;
     const when =
       waitMs === undefined
         ? `, with no end in sight within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service, or the quota store, answers again.`
@@ -159,7 +160,7 @@ export async function runCall<In extends SchemaName, Out extends SchemaName, R e
   } catch (thrown) {
     const error = settled(ctx, operation.name, call, thrown);
     call?.trace?.end(error);
-    ctx.run('hooks.onError', ctx.hooks.onError, {
+    ctx.run('hooks.onError', ctx.settings.hooks.onError, {
       operation: operation.name,
       attempt: call?.attempts ?? 0,
       error,
@@ -204,8 +205,8 @@ async function prepare<In extends SchemaName, Out extends SchemaName>(
     ctx,
     operation,
     input,
-    settings.timeoutMs ?? ctx.timeoutMs,
-    settings.maxRetries ?? ctx.maxRetries,
+    settings.timeoutMs ?? ctx.settings.timeoutMs,
+    settings.maxRetries ?? ctx.settings.maxRetries,
     settings.signal,
     settings.headers,
   );
@@ -259,7 +260,7 @@ function attemptHeaders(
   method: 'GET' | 'POST',
 ): Record<string, string> {
   const { authorization: _, ...client } = ctx.transport.headers;
-  const hook = ctx.hooks.beforeRequest;
+  const hook = ctx.settings.hooks.beforeRequest;
   if (!call.headers && !hook) return client;
   const headers = new Headers({ ...client, ...call.headers });
   ctx.run('hooks.beforeRequest', hook, {
@@ -303,7 +304,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   }
   if (ctx.quota.checksLeases) exchange.holds = () => ctx.quota.holds(lease);
   call.attempts = attemptNumber;
-  const { hooks } = ctx;
+  const { hooks } = ctx.settings;
   const seen = hooks.afterResponse !== undefined;
   const timed = seen || ctx.log.enabled('debug');
   const started = timed ? performance.now() : 0;
@@ -385,7 +386,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     if (ok) {
       let text: string;
       try {
-        text = await ctx.transport.read(exchange, response, ctx.maxResponseBytes);
+        text = await ctx.transport.read(exchange, response, ctx.settings.maxResponseBytes);
       } catch (error) {
         if (error instanceof BodyTooLarge) throw tooLarge(call.label, error, status);
         throw noResponse(ctx, call, exchange, error, status);
@@ -397,7 +398,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
     }
     // The status decides the error; a body that breaks off only loses its detail.
     const text = await ctx.transport
-      .read(exchange, response, ctx.maxResponseBytes)
+      .read(exchange, response, ctx.settings.maxResponseBytes)
       .catch(() => undefined);
     if (call.signal?.aborted) throw call.signal.reason;
     call.decision = decision;
@@ -420,7 +421,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       askedMs: timing.retryAfter && Math.max(timing.retryAfter.ms, BACKOFF_FLOOR_MS),
       tooLongToWait: decision?.tooLong === true,
       guessed: !timing.retryAfter && !timing.retryAfterTooFar,
-      maxRetryDelayMs: ctx.maxRetryDelayMs,
+      maxRetryDelayMs: ctx.settings.maxRetryDelayMs,
       retriesSpent: call.attempts > call.maxRetries ? call.maxRetries : undefined,
     });
   } finally {
@@ -435,7 +436,7 @@ const situation = (ctx: CallContext, call: Call, lease = '') => ({
   resend: call.operation.resend,
   attempt: call.attempts,
   strikes: ctx.quota.strikes(lease),
-  maxRetryDelayMs: ctx.maxRetryDelayMs,
+  maxRetryDelayMs: ctx.settings.maxRetryDelayMs,
 });
 
 // `.example` is reserved (RFC 2606): the built-in hosts are placeholders until real ones are named.

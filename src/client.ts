@@ -2,7 +2,7 @@ import { bucketName, readEnv, resolveApiKey } from './auth.js';
 import { runCall } from './call.js';
 import { AnimalStoreError, describeThrown, Redactor } from './errors.js';
 import type { RateLimitInfo, ResponseTiming } from './headers.js';
-import type { Hooks, RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
+import type { RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import { defaultQuotaStore, Quota } from './quota/Quota.js';
@@ -87,12 +87,8 @@ export const VERSION = '0.2.0';
 export class CallContext {
   readonly transport: Transport;
   readonly quota: Quota;
-  readonly maxRetries: number;
-  readonly maxRetryDelayMs: number;
-  readonly timeoutMs: number;
-  readonly maxResponseBytes: number;
-  readonly hooks: Hooks;
-  readonly #settings: ClientSettings;
+  /** The client's options, checked, without the key. */
+  readonly settings: Omit<ClientSettings, 'apiKey'>;
   #tracer: Promise<Tracing> | undefined;
   #tracerFor: TracerProviderLike | undefined;
   /** The last rate-limit values this client saw. */
@@ -108,14 +104,8 @@ export class CallContext {
     readonly redact: Redactor,
     readonly log: LevelLogger,
   ) {
-    ({
-      maxRetries: this.maxRetries,
-      maxRetryDelayMs: this.maxRetryDelayMs,
-      timeoutMs: this.timeoutMs,
-      maxResponseBytes: this.maxResponseBytes,
-      hooks: this.hooks,
-    } = settings);
-    this.#settings = settings;
+    const { apiKey: _, ...rest } = settings;
+    this.settings = rest;
     const { fetch, headers } = settings;
     this.transport = new Transport({ baseUrl, apiKey, fetch, headers });
     this.quota = new Quota(
@@ -129,7 +119,7 @@ export class CallContext {
 
   /** The tracing of a call: the provider passed, else the one registered now; loaded on first use. */
   tracing(): Promise<Tracing> | undefined {
-    const options = this.#settings.tracing;
+    const options = this.settings.tracing;
     if (options === false) return undefined;
     let provider: TracerProviderLike | undefined;
     try {
@@ -190,8 +180,8 @@ export class CallContext {
 
   /** Tells `onRetry` and `hooks.beforeRetry` of a wait, never letting them break the call. */
   notify(info: RetryInfo): void {
-    this.run('onRetry', this.#settings.onRetry, info);
-    this.run('hooks.beforeRetry', this.hooks.beforeRetry, info);
+    this.run('onRetry', this.settings.onRetry, info);
+    this.run('hooks.beforeRetry', this.settings.hooks.beforeRetry, info);
   }
 }
 
@@ -381,9 +371,9 @@ export class PetsClient {
     return {
       baseUrl: this.baseUrl,
       apiKey: '[redacted]',
-      maxRetries: this.#context.maxRetries,
-      maxRetryDelayMs: this.#context.maxRetryDelayMs,
-      timeoutMs: this.#context.timeoutMs,
+      maxRetries: this.#context.settings.maxRetries,
+      maxRetryDelayMs: this.#context.settings.maxRetryDelayMs,
+      timeoutMs: this.#context.settings.timeoutMs,
     };
   }
 
