@@ -54,9 +54,16 @@ let decoder: TextDecoder | undefined;
 /** The request's lease lapsed before it left (its process was frozen, say): nothing was sent. */
 export class LeaseLapsed extends Error {}
 
+// Controllers of attempts that ended with their body read, with the attempts each served, used
+// again: on Node 20 a new signal costs 1.7 µs to make and more in the platform's fetch and GC (a
+// getPet on a stub fetch took 29 µs, 23 µs with them reused). That fetch leaves a listener on the
+// signal until its request is collected (a no-op once it completed), so each serves a few
+// attempts only. Another fetch may keep what it adds: it always gets a new one.
+const spare: [AbortController, number][] = [];
+
 /** One attempt's exchange: the timer that bounds it (body included), the signal, the response. */
 export class Exchange {
-  readonly #controller = new AbortController();
+  readonly #held: [AbortController, number];
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #unlisten: (() => void) | undefined;
   // A custom fetch may ignore the signal: never wait for it past an abort.
@@ -70,6 +77,7 @@ export class Exchange {
   holds: (() => boolean) | undefined;
 
   constructor(timeoutMs: number, signal: AbortSignal | undefined, raceFetch: boolean) {
+    this.#held = (!raceFetch && spare.pop()) || [new AbortController(), 0];
     if (raceFetch) {
       this.#stopped = new Promise<never>((_, reject) => {
         this.#stop = reject;
@@ -89,11 +97,11 @@ export class Exchange {
   }
 
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    return this.#held[0].signal;
   }
 
   #abort(reason: unknown): void {
-    this.#controller.abort(reason);
+    this.#held[0].abort(reason);
     this.#stop?.(reason);
   }
 
@@ -105,6 +113,11 @@ export class Exchange {
   close(): void {
     clearTimeout(this.#timer);
     this.#unlisten?.();
+    const held = this.#held;
+    // Once the platform's request is over (its body read) unaborted; once only: the response goes.
+    const over = !this.#stopped && this.response?.bodyUsed && !held[0].signal.aborted;
+    if (over && ++held[1] < 8 && spare.length < 16) spare.push(held);
+    this.response = undefined;
   }
 }
 

@@ -1,5 +1,7 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { TimeoutError } from '../src/index.js';
+import { MemoryQuotaStore, PetsClient, TimeoutError } from '../src/index.js';
 import { settle, useFakeTime } from './helpers/fake-time.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
 
@@ -120,5 +122,47 @@ describe('timeout', () => {
     await vi.advanceTimersByTimeAsync(100);
     expect(await call).toBeInstanceOf(TimeoutError);
     expect(stub.received).toHaveLength(1);
+  });
+});
+
+describe('the platform fetch, on loopback', () => {
+  it('a timed-out attempt aborts its own request only, never another on the same connections', async () => {
+    vi.useRealTimers();
+    // /pets/2 never answers; /pets/3 answers after 150 ms; the rest at once.
+    const server = createServer((request, response) => {
+      const id = Number(request.url?.split('/').pop());
+      const send = () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ ...rex, id }));
+      };
+      if (id === 3) setTimeout(send, 150);
+      else if (id !== 2) send();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const client = new PetsClient({
+      apiKey: 'key-0123456789',
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      maxRetries: 0,
+      deprecationWarnings: false,
+      quotaStore: new MemoryQuotaStore(),
+    });
+    try {
+      // Each round: requests that end on two connections, then one that times out beside one
+      // that takes longer, each on a connection an ended request used.
+      for (let round = 0; round < 6; round++) {
+        await Promise.all([client.getPet(1), client.getPet(1)]);
+        const [hung, slow] = await Promise.allSettled([
+          client.getPet(2, { timeoutMs: 100 }),
+          client.getPet(3),
+        ]);
+        expect(hung.status === 'rejected' && hung.reason).toBeInstanceOf(TimeoutError);
+        expect(slow).toEqual({ status: 'fulfilled', value: { ...rex, id: 3 } });
+      }
+      expect(await client.getPet(1)).toEqual(rex);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
