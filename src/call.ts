@@ -293,7 +293,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   let ended = false;
   const observe = (observation: Observation) => {
     ended = true;
-    return ctx.quota.observe(lease, observation, call.timeoutMs);
+    return ctx.quota.observe(lease, observation, call.timeoutMs, call.signal?.aborted === true);
   };
   let exchange: Exchange;
   try {

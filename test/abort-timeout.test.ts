@@ -58,6 +58,68 @@ describe('abort', () => {
     expect(stub.received).toHaveLength(1);
   });
 
+  it('rejects at once when the signal aborts while the quota store is asked, the window spent', async () => {
+    // Spent for 30 s, within maxRetryDelayMs: the call would be held, not failed at once.
+    const spent = {
+      'x-ratelimit-limit': '5',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': '30',
+    };
+    const stub = scriptedFetch(json(rex, 200, spent)).thenAlways(json(rex));
+    const controller = new AbortController();
+    let armed = false;
+    // The store's clock aborts the call in the middle of its admission.
+    const now = () => {
+      if (armed) controller.abort('gave up');
+      return Date.now();
+    };
+    const client = clientWith(stub.fetch, {
+      maxRetries: 0,
+      quotaStore: new MemoryQuotaStore({ now }),
+    });
+    await client.getPet(1);
+    armed = true;
+    const call = client.getPet(1, { signal: controller.signal }).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await Promise.race([call, 'still held'])).toBe('gave up');
+    expect(stub.received).toHaveLength(1);
+  });
+
+  it('gives back a lease the store granted while the call was aborted, and sends nothing', async () => {
+    const stub = scriptedFetch(json(rex));
+    const controller = new AbortController();
+    const now = () => {
+      controller.abort('gave up');
+      return Date.now();
+    };
+    const store = new MemoryQuotaStore({ now });
+    const call = clientWith(stub.fetch, { quotaStore: store })
+      .getPet(1, { signal: controller.signal })
+      .catch((e: unknown) => e);
+    expect(await call).toBe('gave up');
+    expect(stub.received).toHaveLength(0);
+    // The budget's first request (its probe) went back: the next call is sent at once.
+    const next = clientWith(stub.fetch, { quotaStore: store }).getPet(1);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await Promise.race([next, 'still held'])).toEqual(rex);
+  });
+
+  it('never holds the key after calls its caller aborted in flight, as it does after no response', async () => {
+    // A search box: each keystroke aborts the call before it, whose answer has not come.
+    const stub = scriptedFetch().thenAlways(() => new Promise<Response>(() => {}));
+    const client = clientWith(stub.fetch);
+    for (let key = 0; key < 5; key++) {
+      const controller = new AbortController();
+      const call = client.listPets({}, { signal: controller.signal }).catch((e: unknown) => e);
+      await settle();
+      controller.abort('next keystroke');
+      expect(await call).toBe('next keystroke');
+    }
+    // Every call went out at once: none was held after the aborts before it.
+    expect(stub.received).toHaveLength(5);
+    expect(new Set(stub.received.map(({ at }) => at)).size).toBe(1);
+  });
+
   it('passes the abort on to fetch', async () => {
     let seen: AbortSignal | undefined;
     const stub = scriptedFetch((request) => {

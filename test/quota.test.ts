@@ -399,6 +399,24 @@ describe('held calls', () => {
     expect(stub.received).toHaveLength(2);
   });
 
+  it('go in the order they were made, a later call never ahead of one held just before it', async () => {
+    const stub = scriptedFetch(json([rex], 200, limits(0, 30))).thenAlways(json([rex]));
+    // The store's clock passes the window's end right after the first call was held.
+    let asked = 0;
+    let armed = false;
+    const now = () => Date.now() + (armed && asked++ > 0 ? 60_000 : 0);
+    const client = clientWith(stub.fetch, { quotaStore: new MemoryQuotaStore({ now }) });
+    await client.listPets();
+    armed = true;
+    const calls = [client.listPets({ limit: 2 }), client.listPets({ limit: 3 })];
+    await vi.advanceTimersByTimeAsync(1000);
+    await Promise.all(calls);
+    const limitsSent = stub.received.map(({ request }) =>
+      new URL(request.url).searchParams.get('limit'),
+    );
+    expect(limitsSent).toEqual([null, '2', '3']);
+  });
+
   it('are reported through onRetry and the info log, with the reason', async () => {
     const stub = scriptedFetch(json([rex], 200, limits(0, 5))).thenAlways(json([rex]));
     const infos: RetryInfo[] = [];

@@ -146,6 +146,9 @@ export function learnt429(
   return learnt.from;
 }
 
+/** The in-memory store's answer without a promise: the quota asks it so when nobody is in line. */
+export let admitNow: (store: MemoryQuotaStore, name: string) => Admission;
+
 /**
  * The quota's state in this process's memory. One instance is the default of every client, so
  * that clients with the same key and base URL share one budget; pass `new MemoryQuotaStore()` as
@@ -184,6 +187,14 @@ export class MemoryQuotaStore implements QuotaStore {
 
   /** Leases here end only by `observe` or `release`: one process cannot die mid-request without them. */
   async admit(name: string, _request?: AdmitRequest): Promise<Admission> {
+    return this.#admit(name);
+  }
+
+  static {
+    admitNow = (store, name) => store.#admit(name);
+  }
+
+  #admit(name: string): Admission {
     const bucket = this.#bucket(name, true);
     const now = this.#now();
     if (bucket.cooldownUntil > now) {

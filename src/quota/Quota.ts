@@ -4,7 +4,7 @@ import { AnimalStoreError, describeThrown, type Redactor, TimeoutError } from '.
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
-import { MemoryQuotaStore } from './MemoryQuotaStore.js';
+import { admitNow, MemoryQuotaStore } from './MemoryQuotaStore.js';
 import {
   type Admission,
   HOLD_REASONS,
@@ -245,11 +245,18 @@ export class Quota {
     const { signal } = request;
     signal?.throwIfAborted();
     const lines = linesOf(this.store);
-    // Nobody in line, and the store in memory: asked at once, a line made only for a hold (1.2 µs
-    // less a call than through the line, on a stub fetch).
-    if (!this.#remote && !lines.has(bucket)) {
-      const admission = await this.#ask(bucket, request);
-      if ('lease' in admission) return this.#took(admission.lease, admission.strikes ?? 0);
+    // Nobody in line, no cooldown, and the store in memory (its admit as shipped): its answer
+    // taken at once, and a line joined only for a hold, with no await between, so that arrival
+    // order holds. 1.2 µs less a call than through the line, on a stub fetch.
+    const cooling = ((this.#shared && cooldowns.get(bucket)) || 0) > Date.now();
+    if (this.store.admit === MemoryQuotaStore.prototype.admit && !lines.has(bucket) && !cooling) {
+      const admission = admitNow(this.store as MemoryQuotaStore, bucket);
+      if ('lease' in admission) {
+        if (!signal?.aborted) return this.#took(admission.lease, admission.strikes ?? 0);
+        await this.release(admission.lease);
+      }
+      // Aborted by what the store ran (its clock): no line is joined.
+      signal?.throwIfAborted();
     }
     const line = lines.get(bucket) ?? { waiters: [], pumping: false, changes: 0 };
     lines.set(bucket, line);
@@ -314,7 +321,13 @@ export class Quota {
   }
 
   /** Reports what the response to a leased request said; a store that fails goes to `onError`. */
-  async observe(lease: string, observation: Observation, timeoutMs: number): Promise<void> {
+  /** `gaveUp`: the caller aborted, which says nothing of the service (no pause after it). */
+  async observe(
+    lease: string,
+    observation: Observation,
+    timeoutMs: number,
+    gaveUp = false,
+  ): Promise<void> {
     const { status } = observation;
     const fresh = this.#seen.get(lease) === this.#tooMany;
     this.#seen.delete(lease);
@@ -324,8 +337,9 @@ export class Quota {
       this.#tooMany++;
     } else if (fresh && ((status >= 200 && status < 300) || (status >= 400 && status < 500)))
       this.#strikes = 0;
-    if (status === 0) observation = { ...observation, cooldownMs: silentCooldown(++this.#silent) };
-    else this.#silent = 0;
+    if (status === 0 && !gaveUp)
+      observation = { ...observation, cooldownMs: silentCooldown(++this.#silent) };
+    else if (status !== 0) this.#silent = 0;
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       const { cooldownMs = 0 } = observation;
