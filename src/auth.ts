@@ -44,9 +44,14 @@ export function resolveApiKey(
   if (typeof key !== 'string') {
     throw new AnimalStoreError(`Invalid API key: \`apiKey\` must be a string, got ${typeof key}.`);
   }
+  const from = option === undefined ? ` (read from ${API_KEY_ENV})` : '';
+  if (/^bearer\s/i.test(key)) {
+    throw new AnimalStoreError(
+      `Invalid API key${from}: it starts with "Bearer ", which the client adds itself. Pass the key alone.`,
+    );
+  }
   const bad = describeBadCharacter(key);
   if (bad) {
-    const from = option === undefined ? ` (read from ${API_KEY_ENV})` : '';
     throw new AnimalStoreError(
       `Invalid API key${from}: it contains ${bad}, which an HTTP header cannot carry. ` +
         'Copy the key again without surrounding spaces or line breaks.',

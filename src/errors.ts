@@ -128,7 +128,7 @@ export class ApiError extends AnimalStoreError {
   readonly body: ErrorBody | undefined;
   /**
    * The body as text, whatever its shape (JSON re-serialised once the key is redacted);
-   * `undefined` when there was none, it could not be read, or the request was never sent.
+   * `''` when it was empty; `undefined` when it could not be read, or the request was never sent.
    */
   readonly rawBody: string | undefined;
 

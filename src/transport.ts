@@ -34,8 +34,8 @@ function PlainRequest(url: string, init: PlainRequest): PlainRequest {
 
 /** A body longer than the client reads (`maxResponseBytes`). */
 export class BodyTooLarge extends Error {
-  constructor(maxBytes: number, why = `it is larger than maxResponseBytes (${maxBytes} bytes)`) {
-    super(`the body was not read: ${why}`);
+  constructor(max: number, message = `the body is larger than maxResponseBytes (${max} bytes)`) {
+    super(message);
   }
 }
 
@@ -232,7 +232,8 @@ export class Transport {
     const encoding = headers.get('content-encoding');
     if (encoding !== null && /deflate/i.test(encoding)) {
       response.body?.cancel().catch(() => undefined);
-      throw new BodyTooLarge(maxBytes, 'it is deflate-encoded, which the client did not ask for');
+      const why = 'the body was not read: it is deflate-encoded, which the client did not ask for';
+      throw new BodyTooLarge(maxBytes, why);
     }
     const length = headers.get('content-length');
     // Only the platform's fetch is held to a stated length (uncompressed); another could lie.
@@ -317,8 +318,11 @@ export function tooLarge(
   error: BodyTooLarge,
   status: number,
 ): ResponseValidationError {
+  const advice = error.message.includes('deflate')
+    ? ''
+    : " Reading stopped there: raise maxResponseBytes if the service's answers are this large.";
   return new ResponseValidationError(
-    `The service's response to ${label} (HTTP ${status}): ${error.message}.${error.message.includes('deflate') ? '' : " Raise maxResponseBytes if the service's answers are this large."}`,
+    `The service's response to ${label} (HTTP ${status}): ${error.message}.${advice}`,
     { issues: [{ path: [], code: 'too_big', message: error.message }], status },
   );
 }

@@ -84,6 +84,16 @@ describe('API key', () => {
     );
   });
 
+  it('says to drop a "Bearer " prefix pasted with the key, which the client adds itself', () => {
+    for (const apiKey of ['Bearer sk_live_abc', 'bearer\tsk_live_abc']) {
+      const make = () => new PetsClient({ apiKey, baseUrl: BASE_URL });
+      expect(make).toThrow(
+        /^Invalid API key: it starts with "Bearer ", which the client adds itself/,
+      );
+      expect(make).not.toThrow(/sk_live_abc/);
+    }
+  });
+
   it('keeps the key out of String, JSON.stringify and util.inspect of the client', () => {
     const client = clientWith(scriptedFetch().fetch);
     expect(String(client)).not.toContain(API_KEY);
