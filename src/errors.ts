@@ -83,12 +83,17 @@ export interface ValidationIssue {
   readonly code: string;
 }
 
-/** Issues as `limit: Too big…; status: Invalid option…`. */
+/** Issues as `limit must be…; 3.status: Invalid option…`: a message that names its field is not prefixed twice. */
 export function describeIssues(issues: readonly ValidationIssue[]): string {
   return issues
-    .map((issue) =>
-      issue.path.length ? `${issue.path.map(String).join('.')}: ${issue.message}` : issue.message,
-    )
+    .map(({ path, message }) => {
+      if (!path.length) return message;
+      const where = path.map(String).join('.');
+      const named = `${String(path.at(-1))} `;
+      return message.startsWith(named)
+        ? `${where} ${message.slice(named.length)}`
+        : `${where}: ${message}`;
+    })
     .join('; ');
 }
 

@@ -15,7 +15,7 @@ describe('input validation', () => {
       const error = await client.listPets({ limit } as never).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RequestValidationError);
       expect((error as RequestValidationError).issues[0]?.path).toEqual(['limit']);
-      expect((error as Error).message).toMatch(/limit must be an integer from 1 to 100/);
+      expect((error as Error).message).toMatch(/\. limit must be an integer from 1 to 100\.$/);
       expect(stub.received).toHaveLength(0);
     },
   );
@@ -154,6 +154,8 @@ describe('response validation', () => {
     expect(error).toBeInstanceOf(ResponseValidationError);
     expect((error as ResponseValidationError).issues[0]?.path).toEqual([0, 'id']);
     expect((error as ResponseValidationError).status).toBe(200);
+    // The field named once, after its path: not "0.id: id must…".
+    expect((error as Error).message).toMatch(/: 0\.id must be a safe integer\.$/);
   });
 
   it.each([
