@@ -343,56 +343,51 @@ const LONG_SECRET = 12;
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 const MOST_NODES = 2000;
 
-function redactOne(text: string, secret: string): string {
-  if (!secret || !text.includes(secret)) return text;
-  if (secret.length >= LONG_SECRET) return text.split(secret).join('[redacted]');
-  let out = '';
-  let from = 0;
-  let at = text.indexOf(secret);
-  while (at >= 0) {
-    const before = text[at - 1];
-    const end = at + secret.length;
-    const after = /[.,]/.test(text[end] ?? '') ? text[end + 1] : text[end];
-    if (
-      (before && before !== '=' && TOKEN_CHAR.test(before)) ||
-      (after && TOKEN_CHAR.test(after))
-    ) {
-      at = text.indexOf(secret, at + 1);
-      continue;
-    }
-    out += `${text.slice(from, at)}[redacted]`;
-    from = at + secret.length;
-    at = text.indexOf(secret, from);
+const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits, '0');
+
+/**
+ * Every spelling of `secret` that a decoder reads as it: each character as it is (in either case,
+ * as a header name is lowercased), percent-encoded (as UTF-8, hex in either case) or JSON-escaped.
+ */
+function spellings(secret: string): RegExp {
+  let source = '';
+  for (const char of secret) {
+    const forms = [char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')];
+    forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
+    forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
+    if (char === '"' || char === '\\' || char === '/') forms.push(`\\\\\\${char}`);
+    source += `(?:${forms.join('|')})`;
   }
-  return out + text.slice(from);
+  return new RegExp(source, 'gi');
 }
 
 /** Takes one secret (the API key) out of each kind of value the SDK shows; never shows it itself. */
 export class Redactor {
-  readonly #forms: readonly string[];
+  readonly #spellings: RegExp | undefined;
   readonly #secret: string;
 
   constructor(secret: string) {
-    const encoded = encodeURIComponent(secret);
-    const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
-    // As JSON quotes it, percent-encoded (either case), as is.
-    this.#forms = [JSON.stringify(secret).slice(1, -1), encoded, lower, secret];
+    this.#spellings = secret ? spellings(secret) : undefined;
     this.#secret = secret;
   }
 
-  /** `text` with the secret replaced by `[redacted]`. */
+  /** `text` with the secret, however spelt, replaced by `[redacted]`; a short one only where it stands alone. */
   text(text: string): string {
-    for (const form of this.#forms) text = redactOne(text, form);
-    return text;
+    if (!this.#spellings) return text;
+    const short = this.#secret.length < LONG_SECRET;
+    return text.replace(this.#spellings, (found: string, at: number) => {
+      if (!short) return '[redacted]';
+      const before = text[at - 1];
+      const end = at + found.length;
+      const after = /[.,]/.test(text[end] ?? '') ? text[end + 1] : text[end];
+      const alone = !(before && before !== '=' && TOKEN_CHAR.test(before));
+      return alone && !(after && TOKEN_CHAR.test(after)) ? '[redacted]' : found;
+    });
   }
 
-  /** Whether `text` (a URL or a header value), as given or decoded, holds the secret. */
+  /** Whether `text` (a URL, a header's name or value) holds the secret, however spelt. */
   holds(text: string): boolean {
-    let decoded = text;
-    try {
-      decoded = decodeURIComponent(text);
-    } catch {}
-    return this.text(text) !== text || this.text(decoded) !== decoded;
+    return this.text(text) !== text;
   }
 
   /** A parsed JSON value with the secret redacted from every string and name, in place, walked without recursion. */
@@ -417,17 +412,14 @@ export class Redactor {
 
   /** `headers`, or (when one holds the secret, or `copy` asks) a copy without it in any value or name. */
   headers(headers: Headers, copy = false): Headers {
-    const secret = this.#secret;
-    const named = (name: string) =>
-      secret.length >= LONG_SECRET && name.includes(secret.toLowerCase());
     let leaks = false;
     headers.forEach((value, name) => {
-      if (named(name) || this.text(value) !== value) leaks = true;
+      if (this.holds(name) || this.holds(value)) leaks = true;
     });
     if (!leaks && !copy) return headers;
     const clean = new Headers();
     headers.forEach((value, name) => {
-      if (!named(name)) clean.append(name, this.text(value));
+      if (!this.holds(name)) clean.append(name, this.text(value));
     });
     return clean;
   }
@@ -467,9 +459,12 @@ export class Redactor {
     return clean;
   }
 
-  /** Whether nothing reachable from `value` holds the secret; walked without recursion. */
+  /**
+   * Whether nothing reachable from `value` holds the secret; walked without recursion. An object
+   * whose content its own keys do not show (but a `Map`'s or `Set`'s) is not known to be clean.
+   */
   #clean(value: unknown): boolean {
-    const dirty = (text: string) => this.text(text) !== text;
+    const dirty = (text: string) => this.holds(text);
     const seen = new Set<object>();
     const pending: unknown[] = [value];
     try {
@@ -481,6 +476,12 @@ export class Redactor {
         } else if (typeof node === 'object' && node !== null && !seen.has(node)) {
           seen.add(node);
           if (INSPECT in node) return false;
+          const proto = Object.getPrototypeOf(node);
+          if (node instanceof Map || node instanceof Set) {
+            pending.push(...node.keys(), ...node.values());
+          } else if (proto !== null && proto !== Object.prototype && !Array.isArray(node)) {
+            if (!(node instanceof Error)) return false;
+          }
           for (const key of Reflect.ownKeys(node)) {
             if (typeof key === 'string' ? dirty(key) : dirty(String(key.description))) return false;
             pending.push((node as Record<PropertyKey, unknown>)[key]);

@@ -109,6 +109,10 @@ describe('the key echoed percent-encoded, or as a name in the input', () => {
   const KEY = 'sk_live_SECRET/KEY+1234567890==abc';
   const encoded = encodeURIComponent(KEY);
   const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
+  const partly = KEY.replace(/[+=]/g, encodeURIComponent);
+  const escaped = [...KEY]
+    .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+    .join('');
   const shown = (error: unknown) => `${inspect(error, { depth: 20 })}${JSON.stringify(error)}`;
 
   it.each([
@@ -129,6 +133,9 @@ describe('the key echoed percent-encoded, or as a name in the input', () => {
       () => new Response(`invalid api_key=${lower}`, { status: 401 }),
     ],
     ['a reason phrase', () => new Response('', { status: 503, statusText: `Bad key ${encoded}` })],
+    // As Python's quote() spells it: '/' kept, '+' and '=' encoded.
+    ['a text body partly encoded', () => new Response(`bad ${partly}`, { status: 401 })],
+    ['a header, every character escaped', () => apiError(401, { 'x-echo': escaped })],
   ])('keeps it out of the error when %s holds it', async (_, answer) => {
     const stub = scriptedFetch(answer());
     const error = await clientWith(stub.fetch, { apiKey: KEY, maxRetries: 0 })
@@ -136,7 +143,28 @@ describe('the key echoed percent-encoded, or as a name in the input', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(shown(error)).toContain('[redacted]');
-    for (const form of [KEY, encoded, lower]) expect(shown(error)).not.toContain(form);
+    for (const form of [KEY, encoded, lower, partly, escaped, KEY.toLowerCase()]) {
+      expect(shown(error)).not.toContain(form);
+    }
+  });
+
+  it('keeps it out of the headers a hook, withResponse and an error are given, in a header name', async () => {
+    const name = `x-echo-${lower.toLowerCase()}`;
+    const stub = scriptedFetch(
+      json([rex], 200, { [name]: '1', 'x-kept': '1' }),
+      apiError(401, { [name]: '1' }),
+    );
+    const seen: string[] = [];
+    const client = clientWith(stub.fetch, {
+      apiKey: KEY,
+      hooks: { afterResponse: ({ headers }) => seen.push(...headers.keys()) },
+    });
+    const { response } = await client.withResponse.listPets();
+    expect([...response.headers.keys()]).toContain('x-kept');
+    expect([...response.headers.keys(), ...seen].join(' ')).not.toContain(name);
+    const error = (await client.listPets().catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect([...error.headers.keys()].join(' ')).not.toContain(name);
   });
 
   it('keeps it out of the issues of an input that holds it as a name', async () => {
@@ -179,7 +207,7 @@ describe('answers that contradict the request', () => {
     expect(error.issues).toEqual([
       expect.objectContaining({ path: [0, 'status'], code: 'invalid_value' }),
     ]);
-    expect(error.message).toMatch(/contradicts the request: 0\.status: status is "available"/);
+    expect(error.message).toMatch(/contradicts the request: 0\.status is "available"/);
   });
 
   it('fail validation when a list is longer than the limit asked for (20 by default)', async () => {
@@ -801,6 +829,23 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
     expect(error).toBeInstanceOf(ConnectionError);
     expect(inspect(error, { depth: 10 })).not.toContain(KEY);
     expect(JSON.stringify(error)).not.toContain(KEY);
+  });
+
+  it.each([
+    ['a Map of the headers', (h: Record<string, string>) => new Map(Object.entries(h))],
+    ['a Set of them', (h: Record<string, string>) => new Set(Object.values(h))],
+    ['a boxed string', (h: Record<string, string>) => new String(h.authorization)],
+    ['a promise of it', (h: Record<string, string>) => Promise.resolve(h.authorization)],
+  ])('keeps the key out of a failure whose cause is %s', async (_, cause) => {
+    const fetch = async (_url: string, init: { headers: Record<string, string> }) => {
+      throw new TypeError('fetch failed', { cause: cause(init.headers) });
+    };
+    const error = await clientWith(fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(KEY);
+    expect((error as Error).message).toContain('fetch failed');
   });
 
   it('waits for a store to record a response no longer than timeoutMs', async () => {
