@@ -124,11 +124,15 @@ const field = (name: string) => (part: string) => `RateLimit ${part === 'reset' 
 
 /** The IETF `RateLimit` field: draft-07's dictionary, or draft-08's and -11's named policies. */
 function ietf(raw: string, policy: Member[]): Stated[] {
-  const seven =
-    /^\s*limit\s*=\s*(\d+)\s*,\s*remaining\s*=\s*(\d+)\s*,\s*reset\s*=\s*(\d+)\s*$/i.exec(raw);
+  // Draft-07's members in any order.
+  const seven = /^\s*[a-z]+\s*=\s*\d+\s*(?:,\s*[a-z]+\s*=\s*\d+\s*)*$/i.test(raw)
+    ? new Map(
+        [...raw.matchAll(/([a-z]+)\s*=\s*(\d+)/gi)].map(([, k = '', v]) => [k.toLowerCase(), v]),
+      )
+    : undefined;
   const windowSec = Number(integer(policy[0]?.params.get('w')) ?? 0);
-  if (seven) {
-    const [, limit, remaining, reset] = seven;
+  const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map((key) => seven?.get(key));
+  if (limit && remaining && reset) {
     return [{ name: field('reset'), limit, remaining, reset, unit: 'delta', windowSec }];
   }
   const members = parseList(raw);
@@ -169,7 +173,15 @@ function stated(headers: Headers): Stated[] {
     const [limit, remaining, reset] = fields.map((one) => headers.get(one) ?? undefined);
     if (limit === undefined && remaining === undefined && reset === undefined) return;
     const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
-    forms.push({ name, limit, remaining, reset, unit, windowSec });
+    // Sent more than once, as many times each: one triple per limiter, in order.
+    const [ls = [], rs = [], ts = []] = reset?.includes(',')
+      ? [limit, remaining, reset].map((v) => v?.split(','))
+      : [];
+    if (ls.length === ts.length && rs.length === ts.length && ts.length > 1) {
+      for (const [i, t] of ts.entries()) {
+        forms.push({ name, limit: ls[i], remaining: rs[i], reset: t, unit, windowSec });
+      }
+    } else forms.push({ name, limit, remaining, reset, unit, windowSec });
   };
   read(X_RATELIMIT);
   const raw = headers.get('ratelimit');
@@ -217,18 +229,22 @@ function check(
   const { name, unit } = said;
   const limit = integers(said.limit, (...values) => values[0] ?? Number.NaN);
   const saidRemaining = integers(said.remaining, Math.min);
-  const value = /^\s*(\d{1,16}(?:\.\d{1,6})?)\s*$/.exec(said.reset ?? '');
+  // Of several resets (limiters stacked, not as many of each field), the latest.
+  const resets = (said.reset ?? '').split(',');
+  const number = resets.every((one) => /^\s*\d{1,16}(?:\.\d{1,6})?\s*$/.test(one))
+    ? Math.max(...resets.map(Number))
+    : undefined;
   const before = problems.length;
   const complain = (field: 'limit' | 'remaining' | 'reset', raw: string | undefined, why = '') =>
     problems.push(`${name(field)} ${raw === undefined ? 'missing' : `${excerpt(raw)}${why}`}`);
   if (limit === undefined) complain('limit', said.limit);
   if (saidRemaining === undefined) complain('remaining', said.remaining);
-  if (!value) complain('reset', said.reset, ' (not a number)');
-  if (limit === undefined || saidRemaining === undefined || !value) {
+  if (number === undefined) complain('reset', said.reset, ' (not a number)');
+  if (limit === undefined || saidRemaining === undefined || number === undefined) {
     if (said.summary) problems.splice(before, Number.POSITIVE_INFINITY, said.summary);
     return undefined;
   }
-  const number = Number(value[1]);
+
   const read = number < SECONDS_UNTIL_BELOW ? 'delta' : number < MILLISECONDS_FROM ? 'unix' : 'ms';
   const atMs = read === 'delta' ? server + number * 1000 : read === 'unix' ? number * 1000 : number;
   const inMs = Math.ceil(atMs - server);

@@ -292,6 +292,25 @@ describe('rate-limit header dialects', () => {
     expect(read(draft06).window?.remaining).toBe(2);
   });
 
+  it('reads X-RateLimit-* sent by each of stacked limiters as a budget each: the tightest binds', () => {
+    const stacked = new Headers([
+      ['x-ratelimit-limit', '100'],
+      ['x-ratelimit-remaining', '40'],
+      ['x-ratelimit-reset', seconds(60)],
+      ['x-ratelimit-limit', '5'],
+      ['x-ratelimit-remaining', '0'],
+      ['x-ratelimit-reset', seconds(2)],
+    ]);
+    expect(readTiming(stacked, 200, now).window).toMatchObject({
+      limit: 5,
+      remaining: 0,
+      resetInMs: 2000,
+    });
+    // Not as many of each field: the least left holds until the latest reset.
+    const uneven = { ...window(0, 2), 'x-ratelimit-reset': `${seconds(2)}, ${seconds(60)}` };
+    expect(read(uneven).window).toMatchObject({ limit: 60, remaining: 0, resetInMs: 60_000 });
+  });
+
   it('lets Retry-After take precedence over the fields on a 429, and waits for their reset without one', () => {
     const fields = { RateLimit: '"default";r=0;t=12', 'RateLimit-Policy': '"default";q=10' };
     expect(read({ ...fields, 'retry-after': '3' }, 429).retryAfter).toEqual({
@@ -305,6 +324,10 @@ describe('rate-limit header dialects', () => {
     [
       "draft-07's dictionary",
       { RateLimit: 'limit=5, remaining=4, reset=2', 'RateLimit-Policy': '5;w=2' },
+    ],
+    [
+      "draft-07's dictionary, its members in another order",
+      { RateLimit: 'remaining=4, Reset=2, limit=5', 'RateLimit-Policy': '5;w=2' },
     ],
     [
       "draft-08's named policy",
