@@ -54,6 +54,10 @@ export class LeaseLapsed extends Error {}
 // attempts only. Another fetch may keep what it adds: it always gets a new one.
 const spare: [AbortController, number][] = [];
 
+// The platform's fetch as this module found it: one put in its place since (a test double, a
+// wrapper) may ignore the signal, and is raced against the attempt's abort like the fetch option.
+const platformFetch = globalThis.fetch;
+
 /** One attempt's exchange: the timer that bounds it (body included), the signal, the response. */
 export class Exchange {
   readonly #held: [AbortController, number];
@@ -167,7 +171,7 @@ export class Transport {
   }
 
   open(timeoutMs: number, signal: AbortSignal | undefined): Exchange {
-    return new Exchange(timeoutMs, signal, this.#custom);
+    return new Exchange(timeoutMs, signal, this.#custom || globalThis.fetch !== platformFetch);
   }
 
   /** Sends one request; resolves to its response as soon as the headers arrived. */

@@ -185,6 +185,26 @@ describe('timeout', () => {
     expect(await call).toBeInstanceOf(TimeoutError);
     expect(stub.received).toHaveLength(1);
   });
+
+  it('holds a global fetch put in place after the import, which ignores the signal, to timeoutMs', async () => {
+    const ignoring = vi.fn(() => new Promise<Response>(() => {}));
+    vi.stubGlobal('fetch', ignoring);
+    try {
+      const client = new PetsClient({
+        apiKey: 'sk_test_global_fetch',
+        baseUrl: 'http://127.0.0.1:9/v1',
+        quotaStore: new MemoryQuotaStore(),
+        timeoutMs: 200,
+        maxRetries: 0,
+      });
+      const call = client.listPets().catch((e: unknown) => e);
+      await vi.advanceTimersByTimeAsync(200);
+      expect(await call).toBeInstanceOf(TimeoutError);
+      expect(ignoring).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
 });
 
 describe('the platform fetch, on loopback', () => {
