@@ -345,10 +345,7 @@ const MOST_NODES = 2000;
 
 const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits, '0');
 
-/**
- * Every spelling of `secret` that a decoder reads as it: each character as it is (in either case,
- * as a header name is lowercased), percent-encoded (as UTF-8, hex in either case) or JSON-escaped.
- */
+/** Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded or JSON-escaped, any case. */
 function spellings(secret: string): RegExp {
   let source = '';
   for (const char of secret) {
@@ -459,10 +456,7 @@ export class Redactor {
     return clean;
   }
 
-  /**
-   * Whether nothing reachable from `value` holds the secret; walked without recursion. An object
-   * whose content its own keys do not show (but a `Map`'s or `Set`'s) is not known to be clean.
-   */
+  /** Whether nothing reachable from `value` holds the secret (walked without recursion); one whose keys hide its content is not. */
   #clean(value: unknown): boolean {
     const dirty = (text: string) => this.holds(text);
     const seen = new Set<object>();
