@@ -124,16 +124,16 @@ const field = (name: string) => (part: string) => `RateLimit ${part === 'reset' 
 
 /** The IETF `RateLimit` field: draft-07's dictionary, or draft-08's and -11's named policies. */
 function ietf(raw: string, policy: Member[]): Stated[] {
-  // Draft-07's members in any order.
+  // Draft-07's members in any order; the field sent by stacked limiters repeats them.
   const seven = /^\s*[a-z]+\s*=\s*\d+\s*(?:,\s*[a-z]+\s*=\s*\d+\s*)*$/i.test(raw)
-    ? new Map(
-        [...raw.matchAll(/([a-z]+)\s*=\s*(\d+)/gi)].map(([, k = '', v]) => [k.toLowerCase(), v]),
-      )
-    : undefined;
+    ? [...raw.matchAll(/([a-z]+)\s*=\s*(\d+)/gi)]
+    : [];
   const windowSec = Number(integer(policy[0]?.params.get('w')) ?? 0);
-  const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map((key) => seven?.get(key));
+  const [limit, remaining, reset] = ['limit', 'remaining', 'reset'].map(
+    (key) => seven.flatMap(([, k, v]) => (k?.toLowerCase() === key ? [v] : [])).join() || undefined,
+  );
   if (limit && remaining && reset) {
-    return [{ name: field('reset'), limit, remaining, reset, unit: 'delta', windowSec }];
+    return triples({ name: field('reset'), limit, remaining, reset, unit: 'delta', windowSec });
   }
   const members = parseList(raw);
   const summary = `RateLimit ${excerpt(raw)} (${members ? 'no policy with r, t and a RateLimit-Policy quota q' : 'not a structured field list'})`;
@@ -150,6 +150,16 @@ function ietf(raw: string, policy: Member[]): Stated[] {
       summary,
     };
   });
+}
+
+/** A form's fields, each sent as often by stacked limiters: a form for each, in order. */
+function triples(said: Stated): Stated[] {
+  const { limit, remaining, reset } = said;
+  const [ls = [], rs = [], ts = []] = reset?.includes(',')
+    ? [limit, remaining, reset].map((value) => value?.split(','))
+    : [];
+  if (ts.length < 2 || ls.length !== ts.length || rs.length !== ts.length) return [said];
+  return ts.map((one, i) => ({ ...said, limit: ls[i], remaining: rs[i], reset: one }));
 }
 
 /** A form of three fields, `<prefix>-Limit`, `-Remaining`, `-Reset`. */
@@ -173,15 +183,7 @@ function stated(headers: Headers): Stated[] {
     const [limit, remaining, reset] = fields.map((one) => headers.get(one) ?? undefined);
     if (limit === undefined && remaining === undefined && reset === undefined) return;
     const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
-    // Sent more than once, as many times each: one triple per limiter, in order.
-    const [ls = [], rs = [], ts = []] = reset?.includes(',')
-      ? [limit, remaining, reset].map((v) => v?.split(','))
-      : [];
-    if (ls.length === ts.length && rs.length === ts.length && ts.length > 1) {
-      for (const [i, t] of ts.entries()) {
-        forms.push({ name, limit: ls[i], remaining: rs[i], reset: t, unit, windowSec });
-      }
-    } else forms.push({ name, limit, remaining, reset, unit, windowSec });
+    forms.push(...triples({ name, limit, remaining, reset, unit, windowSec }));
   };
   read(X_RATELIMIT);
   const raw = headers.get('ratelimit');
@@ -229,24 +231,29 @@ function check(
   const { name, unit } = said;
   const limit = integers(said.limit, (...values) => values[0] ?? Number.NaN);
   const saidRemaining = integers(said.remaining, Math.min);
-  // Of several resets (limiters stacked, not as many of each field), the latest.
-  const resets = (said.reset ?? '').split(',');
-  const number = resets.every((one) => /^\s*\d{1,16}(?:\.\d{1,6})?\s*$/.test(one))
-    ? Math.max(...resets.map(Number))
-    : undefined;
+  // Each reset read in the unit it plainly is in; of several (not as many of each field), the latest.
+  let latest: { read: keyof typeof UNITS; atMs: number } | undefined;
+  for (const one of (said.reset ?? '').split(',')) {
+    if (!/^\s*\d{1,16}(?:\.\d{1,6})?\s*$/.test(one)) {
+      latest = undefined;
+      break;
+    }
+    const n = Number(one);
+    const read = n < SECONDS_UNTIL_BELOW ? 'delta' : n < MILLISECONDS_FROM ? 'unix' : 'ms';
+    const atMs = read === 'delta' ? server + n * 1000 : read === 'unix' ? n * 1000 : n;
+    if (!latest || atMs > latest.atMs) latest = { read, atMs };
+  }
   const before = problems.length;
   const complain = (field: 'limit' | 'remaining' | 'reset', raw: string | undefined, why = '') =>
     problems.push(`${name(field)} ${raw === undefined ? 'missing' : `${excerpt(raw)}${why}`}`);
   if (limit === undefined) complain('limit', said.limit);
   if (saidRemaining === undefined) complain('remaining', said.remaining);
-  if (number === undefined) complain('reset', said.reset, ' (not a number)');
-  if (limit === undefined || saidRemaining === undefined || number === undefined) {
+  if (!latest) complain('reset', said.reset, ' (not a number)');
+  if (limit === undefined || saidRemaining === undefined || !latest) {
     if (said.summary) problems.splice(before, Number.POSITIVE_INFINITY, said.summary);
     return undefined;
   }
-
-  const read = number < SECONDS_UNTIL_BELOW ? 'delta' : number < MILLISECONDS_FROM ? 'unix' : 'ms';
-  const atMs = read === 'delta' ? server + number * 1000 : read === 'unix' ? number * 1000 : number;
+  const { read, atMs } = latest;
   const inMs = Math.ceil(atMs - server);
   if (inMs < -SKEW_TOLERANCE_MS) {
     complain('reset', said.reset, " (in the past on the service's clock)");
@@ -290,10 +297,11 @@ export function readTiming(
   const server = serverNow(headers, nowMs, ignored);
   const problems: string[] = [];
   let found: Read | undefined;
-  // Of every budget stated, the one with least left binds.
+  // Of every budget stated, the one with least left binds; of as little left, the one that resets last.
   for (const said of stated(headers)) {
     const read = check(said, server, nowMs, problems, nowMs - sentMs);
-    if (read && (!found || read.window.remaining < found.window.remaining)) found = read;
+    const [a, b] = [read?.window, found?.window];
+    if (a && (!b || (a.remaining - b.remaining || b.resetInMs - a.resetInMs) < 0)) found = read;
   }
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;

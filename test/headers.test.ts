@@ -306,9 +306,28 @@ describe('rate-limit header dialects', () => {
       remaining: 0,
       resetInMs: 2000,
     });
-    // Not as many of each field: the least left holds until the latest reset.
+    // Not as many of each field: the least left holds until the latest reset, in whatever unit.
     const uneven = { ...window(0, 2), 'x-ratelimit-reset': `${seconds(2)}, ${seconds(60)}` };
     expect(read(uneven).window).toMatchObject({ limit: 60, remaining: 0, resetInMs: 60_000 });
+    const units = { ...window(0, 2), 'x-ratelimit-reset': `5, ${seconds(1)}` };
+    expect(read(units).window).toMatchObject({ remaining: 0, resetInMs: 6000 });
+  });
+
+  it('binds, of budgets with as little left, the one that resets last, whichever comes first', () => {
+    const tied = (resets: string) =>
+      read({
+        'x-ratelimit-limit': '5, 100',
+        'x-ratelimit-remaining': '0, 0',
+        'x-ratelimit-reset': resets,
+      });
+    expect(tied('1, 5').window).toMatchObject({ remaining: 0, resetInMs: 6000 });
+    expect(tied('5, 1').window).toMatchObject({ remaining: 0, resetInMs: 6000 });
+    // Draft-07's field sent by two limiters: its members repeated, a budget each.
+    const twice = new Headers([
+      ['ratelimit', 'limit=100, remaining=0, reset=5'],
+      ['ratelimit', 'limit=5, remaining=3, reset=1'],
+    ]);
+    expect(readTiming(twice, 200, now).window).toMatchObject({ limit: 100, remaining: 0 });
   });
 
   it('lets Retry-After take precedence over the fields on a 429, and waits for their reset without one', () => {
