@@ -83,20 +83,6 @@ export interface ValidationIssue {
   readonly code: string;
 }
 
-/** Issues as `limit must be…; 3.status: Invalid option…`: a message that names its field is not prefixed twice. */
-export function describeIssues(issues: readonly ValidationIssue[]): string {
-  return issues
-    .map(({ path, message }) => {
-      if (!path.length) return message;
-      const where = path.map(String).join('.');
-      const named = `${String(path.at(-1))} `;
-      return message.startsWith(named)
-        ? `${where} ${message.slice(named.length)}`
-        : `${where}: ${message}`;
-    })
-    .join('; ');
-}
-
 /** What every {@link ApiError} carries about the response that caused it: see its fields. */
 export interface ApiErrorDetails {
   status: number;
@@ -347,15 +333,19 @@ const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits,
 
 /** Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded or JSON-escaped, any case. */
 function spellings(secret: string): RegExp {
-  let source = '';
-  for (const char of secret) {
-    const forms = [char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')];
-    forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
-    forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
-    if (char === '"' || char === '\\' || char === '/') forms.push(`\\\\\\${char}`);
-    source += `(?:${forms.join('|')})`;
-  }
-  return new RegExp(source, 'gi');
+  // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
+  const sources = [secret, JSON.stringify(secret).slice(1, -1)].map((text) => {
+    let source = '';
+    for (const char of text) {
+      const forms = [char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')];
+      forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
+      forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
+      if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);
+      source += `(?:${forms.join('|')})`;
+    }
+    return source;
+  });
+  return new RegExp([...new Set(sources)].join('|'), 'gi');
 }
 
 /** Takes one secret (the API key) out of each kind of value the SDK shows; never shows it itself. */
@@ -463,19 +453,24 @@ export class Redactor {
     const pending: unknown[] = [value];
     try {
       for (let node = pending.pop(), count = 0; count < MOST_NODES; node = pending.pop(), count++) {
-        if (typeof node === 'string') {
-          if (dirty(node)) return false;
-        } else if (typeof node === 'function') {
-          if (dirty(node.name)) return false;
-        } else if (typeof node === 'object' && node !== null && !seen.has(node)) {
+        if (typeof node === 'string' || typeof node === 'symbol') {
+          if (dirty(String(typeof node === 'symbol' ? node.description : node))) return false;
+        } else if (
+          (typeof node === 'object' || typeof node === 'function') &&
+          node &&
+          !seen.has(node)
+        ) {
           seen.add(node);
           if (INSPECT in node) return false;
           const proto = Object.getPrototypeOf(node);
           if (node instanceof Map || node instanceof Set) {
             pending.push(...node.keys(), ...node.values());
-          } else if (proto !== null && proto !== Object.prototype && !Array.isArray(node)) {
-            if (!(node instanceof Error)) return false;
-          }
+          } else if (node instanceof Error) {
+            // What inspection shows of it, wherever it is kept (an own property, a getter, a slot).
+            pending.push(node.name, node.message, node.constructor?.name);
+          } else if (typeof node === 'function') pending.push(node.name);
+          else if (proto !== null && proto !== Object.prototype && !Array.isArray(node))
+            return false;
           for (const key of Reflect.ownKeys(node)) {
             if (typeof key === 'string' ? dirty(key) : dirty(String(key.description))) return false;
             pending.push((node as Record<PropertyKey, unknown>)[key]);

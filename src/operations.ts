@@ -2,12 +2,7 @@
 // Zod where those decline), and the table the client runs them from.
 import type { Client, Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from '../generated/schema.js';
-import {
-  describeIssues,
-  RequestValidationError,
-  ResponseValidationError,
-  type ValidationIssue,
-} from './errors.js';
+import { RequestValidationError, ResponseValidationError, type ValidationIssue } from './errors.js';
 import type { OperationName } from './observe.js';
 import { LIMIT, NEW_PET_FIELDS, PET_STATUSES } from './rules.js';
 import type { ErrorBody, Pet, PetStatus } from './types.js';
@@ -201,6 +196,20 @@ export const OPERATIONS = {
     send: (api, petId, init) => api.GET('/pets/{petId}', { params: { path: { petId } }, ...init }),
   } satisfies Operation<'PetId', 'Pet'>,
 } as const;
+
+/** Issues as `limit must be…; 3.status: Invalid option…`: a message that names its field is not prefixed twice. */
+export function describeIssues(issues: readonly ValidationIssue[]): string {
+  return issues
+    .map(({ path, message }) => {
+      if (!path.length) return message;
+      const where = path.map(String).join('.');
+      const named = `${String(path.at(-1))} `;
+      return message.startsWith(named)
+        ? `${where} ${message.slice(named.length)}`
+        : `${where}: ${message}`;
+    })
+    .join('; ');
+}
 
 type Zod = typeof import('./validation/verdict.js');
 let zod: Promise<Zod> | undefined;

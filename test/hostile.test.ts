@@ -704,6 +704,16 @@ describe('redaction in header names, hidden causes and short keys', () => {
       'abc123def /abc123/ xabc123 abc123.json',
     );
   });
+
+  it('redacts a key holding a run of backslashes without trying every reading of the run', () => {
+    const key = `sk_live_${'\\'.repeat(30)}Z`;
+    const redactor = new Redactor(key);
+    const started = performance.now();
+    expect(redactor.text(`sk_live_${'\\'.repeat(60)}Y`)).not.toContain('[redacted]');
+    // Linear: microseconds; trying every reading of the run took seconds, doubling with each one.
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(redactor.text(`x ${key} y`)).toBe('x [redacted] y');
+  });
 });
 
 describe('a 429 asking for more than a day', () => {
@@ -836,6 +846,23 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
     ['a Set of them', (h: Record<string, string>) => new Set(Object.values(h))],
     ['a boxed string', (h: Record<string, string>) => new String(h.authorization)],
     ['a promise of it', (h: Record<string, string>) => Promise.resolve(h.authorization)],
+    ['a function holding it', (h: Record<string, string>) => Object.assign(() => 0, { h })],
+    ['a symbol of it', (h: Record<string, string>) => Symbol(h.authorization)],
+    [
+      'an error whose class is named after it',
+      (h: Record<string, string>) => {
+        const name = String(h.authorization);
+        return new { [name]: class extends Error {} }[name]!();
+      },
+    ],
+    [
+      'an error whose message no own property holds',
+      (h: Record<string, string>) => {
+        const error = new DOMException(h.authorization);
+        delete (error as { stack?: string }).stack;
+        return error;
+      },
+    ],
   ])('keeps the key out of a failure whose cause is %s', async (_, cause) => {
     const fetch = async (_url: string, init: { headers: Record<string, string> }) => {
       throw new TypeError('fetch failed', { cause: cause(init.headers) });
