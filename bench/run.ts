@@ -196,7 +196,9 @@ server.kill();
 const stub = stubPetFetch();
 const platformFetch = globalThis.fetch;
 globalThis.fetch = stub as typeof fetch;
-const stubPlatform = new PetsClient(own(sdkModule));
+// Loaded again with the stub in place, so that the fetch it finds is the platform's.
+const stubModule = (await import(new URL('../dist/index.js?stub', import.meta.url).href)) as Sdk;
+const stubPlatform = new stubModule.PetsClient(own(stubModule));
 const stubOption = new PetsClient({ ...own(sdkModule), fetch: stub });
 const stubApi = createClient<paths>({ baseUrl: base, headers: auth });
 const stubBaseline = baselineModule

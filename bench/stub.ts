@@ -17,6 +17,9 @@ type Sdk = typeof import('../src/index.js');
 const alone = process.argv.includes('--alone');
 const only = process.env.STUB_ONLY;
 const dists = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+// In place before the builds load: the fetch they find is the platform's.
+const stub = stubPetFetch();
+globalThis.fetch = stub as typeof fetch;
 const builds: [string, Sdk][] = [
   ['this build', (await import(new URL('../dist/index.js', import.meta.url).href)) as Sdk],
 ];
@@ -26,8 +29,6 @@ for (const dir of dists) {
     (await import(pathToFileURL(`${dir.replace(/\/$/, '')}/index.js`).href)) as Sdk,
   ]);
 }
-const stub = stubPetFetch();
-globalThis.fetch = stub as typeof fetch;
 const base = 'http://127.0.0.1:9/v1';
 const api = createClient<paths>({ baseUrl: base, headers: { authorization: 'Bearer k' } });
 const runs: Record<string, () => Promise<unknown>> = {

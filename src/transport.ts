@@ -54,8 +54,8 @@ export class LeaseLapsed extends Error {}
 // attempts only. Another fetch may keep what it adds: it always gets a new one.
 const spare: [AbortController, number][] = [];
 
-// The platform's fetch as this module found it: one put in its place since (a test double, a
-// wrapper) may ignore the signal, and is raced against the attempt's abort like the fetch option.
+// The platform's fetch as this module found it; one put in its place since (a test double, a
+// wrapper) is treated as the fetch option is.
 const platformFetch = globalThis.fetch;
 
 /** One attempt's exchange: the timer that bounds it (body included), the signal, the response. */
@@ -63,8 +63,8 @@ export class Exchange {
   readonly #held: [AbortController, number];
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #unlisten: (() => void) | undefined;
-  // A custom fetch may ignore the signal: never wait for it past an abort.
-  readonly #stopped: Promise<never> | undefined;
+  // Any fetch may ignore the signal (a test double, a polyfill): never wait for it past an abort.
+  readonly #stopped: Promise<never>;
   #stop: ((reason: unknown) => void) | undefined;
   response: Response | undefined;
   timedOut = false;
@@ -73,14 +73,17 @@ export class Exchange {
   /** Whether the attempt's lease still holds, asked as the request leaves. */
   holds: (() => boolean) | undefined;
 
-  constructor(timeoutMs: number, signal: AbortSignal | undefined, raceFetch: boolean) {
-    this.#held = (!raceFetch && spare.pop()) || [new AbortController(), 0];
-    if (raceFetch) {
-      this.#stopped = new Promise<never>((_, reject) => {
-        this.#stop = reject;
-      });
-      this.#stopped.catch(() => undefined);
-    }
+  /** `platform`: the platform's fetch, held to a stated length, whose signals are used again. */
+  constructor(
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    readonly platform: boolean,
+  ) {
+    this.#held = (platform && spare.pop()) || [new AbortController(), 0];
+    this.#stopped = new Promise<never>((_, reject) => {
+      this.#stop = reject;
+    });
+    this.#stopped.catch(() => undefined);
     // A timeout beyond what setTimeout can hold means "no timeout".
     this.#timer =
       timeoutMs <= MAX_TIMER_MS
@@ -104,7 +107,7 @@ export class Exchange {
 
   /** `promise`, or the abort of this attempt, whichever comes first. */
   race<T>(promise: Promise<T>): Promise<T> {
-    return this.#stopped ? Promise.race([promise, this.#stopped]) : promise;
+    return Promise.race([promise, this.#stopped]);
   }
 
   close(): void {
@@ -112,7 +115,7 @@ export class Exchange {
     this.#unlisten?.();
     const held = this.#held;
     // Once the platform's request is over (its body read) unaborted; once only: the response goes.
-    const over = !this.#stopped && this.response?.bodyUsed && !held[0].signal.aborted;
+    const over = this.platform && this.response?.bodyUsed && !held[0].signal.aborted;
     if (over && ++held[1] < 8 && spare.length < 16) spare.push(held);
     this.response = undefined;
   }
@@ -171,7 +174,7 @@ export class Transport {
   }
 
   open(timeoutMs: number, signal: AbortSignal | undefined): Exchange {
-    return new Exchange(timeoutMs, signal, this.#custom || globalThis.fetch !== platformFetch);
+    return new Exchange(timeoutMs, signal, !this.#custom && globalThis.fetch === platformFetch);
   }
 
   /** Sends one request; resolves to its response as soon as the headers arrived. */
@@ -241,7 +244,7 @@ export class Transport {
     }
     const length = headers.get('content-length');
     // Only the platform's fetch is held to a stated length (uncompressed); another could lie.
-    if (!this.#custom && length !== null && Number(length) <= maxBytes && encoding === null) {
+    if (exchange.platform && length !== null && Number(length) <= maxBytes && encoding === null) {
       return exchange.race(response.text());
     }
     const body = response.body;

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import * as sdk from '../src/index.js';
 import { MemoryQuotaStore, PetsClient, TimeoutError } from '../src/index.js';
 import { settle, useFakeTime } from './helpers/fake-time.js';
 import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
@@ -186,25 +187,33 @@ describe('timeout', () => {
     expect(stub.received).toHaveLength(1);
   });
 
-  it('holds a global fetch put in place after the import, which ignores the signal, to timeoutMs', async () => {
-    const ignoring = vi.fn(() => new Promise<Response>(() => {}));
-    vi.stubGlobal('fetch', ignoring);
-    try {
-      const client = new PetsClient({
-        apiKey: 'sk_test_global_fetch',
-        baseUrl: 'http://127.0.0.1:9/v1',
-        quotaStore: new MemoryQuotaStore(),
-        timeoutMs: 200,
-        maxRetries: 0,
-      });
-      const call = client.listPets().catch((e: unknown) => e);
-      await vi.advanceTimersByTimeAsync(200);
-      expect(await call).toBeInstanceOf(TimeoutError);
-      expect(ignoring).toHaveBeenCalledTimes(1);
-    } finally {
-      vi.unstubAllGlobals();
-    }
-  });
+  it.each([
+    ['after', false],
+    ['before', true],
+  ])(
+    'holds a global fetch put in place %s the import, which ignores the signal, to timeoutMs',
+    async (_, before) => {
+      const ignoring = vi.fn(() => new Promise<Response>(() => {}));
+      vi.stubGlobal('fetch', ignoring);
+      try {
+        if (before) vi.resetModules();
+        const { PetsClient, MemoryQuotaStore } = before ? await import('../src/index.js') : sdk;
+        const client = new PetsClient({
+          apiKey: 'sk_test_global_fetch',
+          baseUrl: 'http://127.0.0.1:9/v1',
+          quotaStore: new MemoryQuotaStore(),
+          timeoutMs: 200,
+          maxRetries: 0,
+        });
+        const call = client.listPets().catch((e: unknown) => e);
+        await vi.advanceTimersByTimeAsync(200);
+        expect(await call).toBeInstanceOf(TimeoutError);
+        expect(ignoring).toHaveBeenCalledTimes(1);
+      } finally {
+        vi.unstubAllGlobals();
+      }
+    },
+  );
 });
 
 describe('the platform fetch, on loopback', () => {
