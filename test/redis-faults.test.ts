@@ -11,15 +11,20 @@ import { FAULTS, type FaultRun, runFaultFleet } from './helpers/fleet-faults.js'
 const LIMIT = 10;
 const WINDOW_MS = 2_000;
 
-function expectSafe(run: FaultRun, limit = LIMIT) {
+// A process's turn may be granted by a reply the fault delayed: the bound on silence allows for it.
+const DELAYED_MS: Partial<Record<keyof typeof FAULTS, number>> = {
+  'every Redis reply delayed 0–400 ms': 400,
+};
+
+function expectSafe(run: FaultRun, limit = LIMIT, delayedMs = 0) {
   const why = `${JSON.stringify({ ...run, arrivals: undefined, log: undefined })}\n${run.log}`;
   expect(run.limited, why).toBe(0);
   expect(run.mostInAWindow, why).toBeLessThanOrEqual(limit);
   expect(run.failed, why).toEqual({});
   // Nobody stops sending for longer than a window once Redis is whole again.
-  expect(run.silenceAfterMs, why).toBeLessThanOrEqual(WINDOW_MS + 1_000);
+  expect(run.silenceAfterMs, why).toBeLessThanOrEqual(WINDOW_MS + 1_000 + delayedMs);
   // And every process sends again within that long, the one cut off included.
-  expect(run.backAfterMs, why).toBeLessThanOrEqual(WINDOW_MS + 1_000);
+  expect(run.backAfterMs, why).toBeLessThanOrEqual(WINDOW_MS + 1_000 + delayedMs);
 }
 
 const faults: Array<keyof typeof FAULTS> = [
@@ -42,7 +47,7 @@ describe('a fleet of 4 processes, 4 calls in flight each, 10 requests per 2 s, w
         durationMs: 12_000,
         fault: FAULTS[name],
       });
-      expectSafe(run);
+      expectSafe(run, LIMIT, DELAYED_MS[name]);
       expect(run.completed.every((n) => n > 0)).toBe(true);
     },
     40_000,
