@@ -23,7 +23,7 @@ function describeBadCharacter(key: string): string | undefined {
 /** The API key from the option, else `ANIMAL_STORE_API_KEY`; checked, never quoted. */
 export function resolveApiKey(
   option: string | undefined,
-  nearMiss?: () => string | undefined,
+  unknown: () => readonly string[] = () => [],
 ): string {
   const key = option ?? readEnv(API_KEY_ENV);
   if (key === undefined || key === '') {
@@ -31,9 +31,9 @@ export function resolveApiKey(
     const where = env
       ? `or set ${API_KEY_ENV}`
       : `(this runtime has no process.env to read ${API_KEY_ENV} from: in a Cloudflare Worker, pass env.${API_KEY_ENV})`;
-    const near = nearMiss?.();
-    const meant = near
-      ? ` The options hold "${near}": did you mean apiKey?`
+    const names = unknown();
+    const meant = names.length
+      ? ` Unknown options were given: ${names.join(', ')}.`
       : option === ''
         ? ` An empty apiKey keeps ${API_KEY_ENV} from being read: leave it out.`
         : '';

@@ -9,9 +9,9 @@ import { defaultQuotaStore, Quota } from './quota/Quota.js';
 import {
   type ClientSettings,
   checkClientOptions,
-  nearMiss,
   readClientOptions,
   resolveBaseUrl,
+  unknownClientOptions,
 } from './settings.js';
 import type { Tracing } from './tracing/otel.js';
 import { Transport } from './transport.js';
@@ -226,7 +226,7 @@ export class PetsClient {
     let apiKey = '';
     try {
       checkClientOptions(options);
-      apiKey = resolveApiKey(options.apiKey, () => nearMiss(options, 'apiKey'));
+      apiKey = resolveApiKey(options.apiKey, () => unknownClientOptions(options));
       const redact = new Redactor(apiKey);
       const { settings, unknown } = readClientOptions(options);
       this.baseUrl = resolveBaseUrl(settings);

@@ -256,13 +256,15 @@ function describeBody(response: FailedResponse): string {
 
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
+  const spent = response.retriesSpent;
+  const raise = ' Raise maxRetryDelayMs to wait that long, or try again after that.';
   if (response.guessed && response.tooLongToWait) {
-    return ` After 429s in a row, the back-off (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
+    return ` After 429s in a row, the back-off (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
   }
   if (wait === undefined) {
     return response.tooLongToWait
       ? ' The service asks to wait more than a day, so the client did not wait; the key cools down for a minute.'
-      : ' The response said nothing usable about when to retry.';
+      : ` The response said nothing usable about when to retry${spent === undefined ? '.' : `, and the call's retries (maxRetries: ${spent}) were spent. Raise maxRetries to let the client back off and retry, or try again in a few seconds.`}`;
   }
   const { askedMs } = response;
   const asks =
@@ -270,9 +272,8 @@ function rateLimitAdvice(response: FailedResponse): string {
       ? `The service asks to wait ${askedMs} ms; after 429s in a row the key waits ${wait} ms`
       : `The service asks to wait ${wait} ms`;
   if (response.tooLongToWait) {
-    return ` ${asks}, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.`;
+    return ` ${asks}, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
   }
-  const spent = response.retriesSpent;
   return ` ${asks}${spent === undefined ? '.' : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again after that.`}`;
 }
 

@@ -66,7 +66,7 @@ export interface ErrorContext {
   readonly operation: OperationName;
   /** The number of the call's latest attempt: 1 for its first request, 2 for its first retry…; 0 before any was sent. */
   readonly attempt: number;
-  /** What the call rejects with. */
+  /** What the call rejects with: an `AnimalStoreError`, or the reason of the caller's aborted `signal` (any value). */
   readonly error: unknown;
 }
 

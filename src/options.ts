@@ -79,7 +79,9 @@ export interface ClientOptions {
    */
   maxRetryDelayMs?: number | undefined;
   /**
-   * Time limit of each attempt, reading the body included.
+   * Time limit of each attempt, reading the body included. Waits between
+   * attempts and holds before sending are not counted: to bound the whole
+   * call, pass `signal: AbortSignal.timeout(ms)` to it.
    * @default 30000
    */
   timeoutMs?: number | undefined;
@@ -161,7 +163,7 @@ export interface ClientOptions {
 export interface RequestOptions {
   /** Aborts the call, also during a back-off wait; the call then rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
-  /** Overrides the client's `timeoutMs` for this call. */
+  /** Overrides the client's `timeoutMs` (each attempt's limit) for this call; bound the whole call with `signal: AbortSignal.timeout(ms)`. */
   timeoutMs?: number | undefined;
   /** Overrides the client's `maxRetries` for this call. */
   maxRetries?: number | undefined;

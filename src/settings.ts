@@ -164,10 +164,14 @@ const tracing: Rule<TracingOptions | false | undefined> = (value, where) => {
   return { tracerProvider, httpSpans: flag(false)(httpSpans, `${where}.httpSpans`) };
 };
 
-/** An object with the methods `names`, or a failure that says `what` is expected and which is missing. */
+/** An object with the methods `names`, or a failure that says `what` is expected and which are missing. */
 function methods<T>(value: unknown, names: readonly string[], what: (missing: string) => string) {
-  for (const name of names) {
-    if (typeof (value as Record<string, unknown> | null)?.[name] !== 'function') fail(what(name));
+  const missing = names.filter(
+    (name) => typeof (value as Record<string, unknown> | null)?.[name] !== 'function',
+  );
+  if (missing.length > 0) {
+    const last = missing.pop();
+    fail(what(missing.length ? `${missing.join(', ')} and ${last} are` : `${last} is`));
   }
   return value as T;
 }
@@ -179,7 +183,7 @@ const logger: Rule<Logger> = (value, where) =>
         value,
         ['error', 'warn', 'info', 'debug'],
         (level) =>
-          `Invalid ${where}: expected an object with error, warn, info and debug methods (console fits); ${level} is missing.`,
+          `Invalid ${where}: expected an object with error, warn, info and debug methods (console fits); ${level} missing.`,
       );
 
 const logLevel: Rule<LogLevel> = (value, where) => {
@@ -320,16 +324,14 @@ function read<T extends Record<string, Rule<unknown>>>(
   };
 }
 
-/** The unknown client option likely meant for `name` (`apikey` for `apiKey`, say). */
-export function nearMiss(options: object, name: keyof typeof CLIENT_OPTIONS): string | undefined {
-  const names = Object.keys(CLIENT_OPTIONS);
-  return Object.keys(options).find(
-    (given) =>
-      !Object.hasOwn(CLIENT_OPTIONS, given) &&
-      /^[A-Za-z_$][\w$]{0,39}$/.test(given) &&
-      nearest(given, names) === name,
-  );
-}
+const NOT_OF_THE_CLIENT = {
+  names: CALL_OPTIONS_ONLY,
+  where: 'an option of each call, not of the client',
+};
+
+/** The client's unknown option names, each with the one likely meant (`"apikey" (did you mean apiKey?)`). */
+export const unknownClientOptions = (options: object) =>
+  unknownNames(options, CLIENT_OPTIONS, '', NOT_OF_THE_CLIENT);
 
 /** Checks that the client's options are an object, before anything is read from them. */
 export function checkClientOptions(options: unknown): asserts options is ClientOptions {
@@ -342,10 +344,7 @@ export function checkClientOptions(options: unknown): asserts options is ClientO
 }
 
 export function readClientOptions(options: ClientOptions) {
-  const read_ = read(CLIENT_OPTIONS, options, (name) => name, {
-    names: CALL_OPTIONS_ONLY,
-    where: 'an option of each call, not of the client',
-  });
+  const read_ = read(CLIENT_OPTIONS, options, (name) => name, NOT_OF_THE_CLIENT);
   const { tracing: given } = options;
   if (typeof given === 'object' && given !== null) {
     read_.unknown.push(...unknownNames(given, TRACING_OPTIONS, 'tracing.'));

@@ -49,6 +49,13 @@ describe('API key', () => {
     expect(fetch).not.toHaveBeenCalled();
   });
 
+  it('names every unknown option beside a missing key, each with the name likely meant', () => {
+    vi.stubEnv('ANIMAL_STORE_API_KEY', undefined);
+    expect(() => new PetsClient({ apikey: 'sk_x', baseURL: BASE_URL } as never)).toThrow(
+      /^Missing API key: .* Unknown options were given: "apikey" \(did you mean apiKey\?\), "baseURL" \(did you mean baseUrl\?\)\.$/,
+    );
+  });
+
   it('says that an empty apiKey keeps the key in the environment from being read', () => {
     vi.stubEnv('ANIMAL_STORE_API_KEY', 'sk_from_env');
     expect(() => new PetsClient({ apiKey: '', baseUrl: BASE_URL })).toThrow(

@@ -495,9 +495,17 @@ describe('smaller ones', () => {
     expect(stub.received[0]?.request.headers.get('accept-encoding')).toBe('gzip, br');
   });
 
-  it('refuses a logger without the four methods at construction', () => {
-    expect(() => clientWith(scriptedFetch().fetch, { logger: {} as never })).toThrow(
-      /Invalid logger: .*error is missing/,
+  it('refuses a logger without the four methods at construction, naming every one missing', () => {
+    const { fetch } = scriptedFetch();
+    expect(() => clientWith(fetch, { logger: {} as never })).toThrow(
+      /Invalid logger: .*; error, warn, info and debug are missing\.$/,
+    );
+    const partial = { warn: () => undefined, error: () => undefined };
+    expect(() => clientWith(fetch, { logger: partial as never })).toThrow(
+      /; info and debug are missing\.$/,
+    );
+    expect(() => clientWith(fetch, { logger: { ...partial, info: () => 0 } as never })).toThrow(
+      /; debug is missing\.$/,
     );
   });
 

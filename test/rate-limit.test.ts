@@ -82,12 +82,25 @@ describe('client-wide cooldown', () => {
     expect(stub.received).toHaveLength(1);
   });
 
-  it('keeps other calls out after a 429 whose wait was too long to take', async () => {
+  it('keeps other calls out after a 429 whose wait was too long to take, saying what to raise', async () => {
     const stub = scriptedFetch(apiError(429, { 'retry-after': '600' })).thenAlways(json([rex]));
     const client = clientWith(stub.fetch, { maxRetryDelayMs: 1000 });
-    await expect(client.listPets()).rejects.toBeInstanceOf(RateLimitError);
+    await expect(client.listPets()).rejects.toThrow(
+      /asks to wait 600000 ms, longer than maxRetryDelayMs \(1000 ms\), so the client did not wait\. Raise maxRetryDelayMs to wait that long, or try again after that\.$/,
+    );
     await expect(client.listPets()).rejects.toBeInstanceOf(RateLimitError);
     expect(stub.received).toHaveLength(1);
+  });
+
+  it('says what to do after a 429 that said nothing of when to retry, once retries are spent', async () => {
+    const stub = scriptedFetch(() => new Response('Too many requests', { status: 429 }));
+    const error = await clientWith(stub.fetch, { maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).message).toMatch(
+      /said nothing usable about when to retry, and the call's retries \(maxRetries: 0\) were spent\. Raise maxRetries to let the client back off and retry, or try again in a few seconds\.$/,
+    );
   });
 
   it('does not hold calls of another client', async () => {
