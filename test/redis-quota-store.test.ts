@@ -65,6 +65,12 @@ async function storeOf(
 }
 
 const BUCKET = 'b'.repeat(64);
+/** A store that sent the probe and saw `report`. */
+async function saw(store: RedisQuotaStore, report: ReturnType<typeof window>): Promise<void> {
+  const probe = leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+  await store.observe(BUCKET, probe, { status: 200, window: report });
+}
+
 const leaseOf = (admission: Admission): string => {
   if (!('lease' in admission)) throw new Error(`held: ${JSON.stringify(admission)}`);
   return admission.lease;
@@ -242,6 +248,49 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(held).toMatchObject({ reason: 'cooldown' });
     expect((held as { waitMs: number }).waitMs).toBeGreaterThan(2_000);
     expect((held as { waitMs: number }).waitMs).toBeLessThanOrEqual(4_000);
+  });
+
+  it('tells a Redis that lost a window (flushed) what it saw, to its last milliseconds: no probe into it', async () => {
+    const prefix = `t:${kind}:flushed-end:`;
+    const { store } = await storeOf(kind, { prefix });
+    await saw(store, window(0, 200));
+    await admin.flushAll();
+    const held = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'budget-exhausted' });
+    expect((held as { waitMs: number }).waitMs).toBeLessThanOrEqual(200);
+  });
+
+  it('teaches a Redis that lost a window (flushed) the window, within a renewal', async () => {
+    const prefix = `t:${kind}:flushed-renew:`;
+    const { store: knows } = await storeOf(kind, { prefix });
+    await saw(knows, window(1, 5_000));
+    leaseOf(await knows.admit(BUCKET, { leaseMs: 10_000 }));
+    await admin.flushAll();
+    await sleep(1_300);
+    const { store: fresh } = await storeOf(kind, { prefix });
+    const held = await fresh.admit(BUCKET, { leaseMs: 10_000 });
+    // The lease renewed is in flight in the window taught as spent.
+    expect(held).toMatchObject({ reason: 'budget-in-flight' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(2_000);
+  });
+
+  it('asks the processes waiting on a budget Redis lost to tell it: one that never saw the window sends nothing into it', async () => {
+    const prefix = `t:${kind}:flushed-ask:`;
+    const { store: knows } = await storeOf(kind, { prefix });
+    await saw(knows, window(0, 5_000));
+    const unwatch = knows.watch(BUCKET, () => undefined);
+    closers.push(unwatch);
+    await sleep(200);
+    await admin.flushAll();
+    const { store: fresh } = await storeOf(kind, { prefix });
+    expect(await fresh.admit(BUCKET, { leaseMs: 10_000 })).toEqual({
+      reason: 'budget-unknown',
+      waitMs: 250,
+    });
+    await sleep(250);
+    const held = await fresh.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'budget-exhausted' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(4_000);
   });
 
   it('takes a seconds-until reset that must end after the known window as a new window', async () => {

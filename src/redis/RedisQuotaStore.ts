@@ -66,8 +66,8 @@ const RETRY_MS = 250;
 const SPARE_MS = 250;
 // The store logs losing Redis, and finding it back, once a minute at most.
 const LOG_EVERY_MS = 60_000;
-// A window this process saw is told to a Redis that lost it only while more
-// than this is left of it: a clock a little ahead does not hold a new window.
+// A cooldown this process saw is told to a Redis that lost it only while more
+// than this is left of it.
 const TELL_MS = 250;
 // A store waiting for a response that another process awaits asks again this
 // often, in case a wake-up message was lost (with pub/sub) or could not be
@@ -290,8 +290,9 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * Redis answers again: leases still in flight are taught to a Redis that
-   * lost them, watches subscribe again, and held calls ask now.
+   * Redis answers again: leases still in flight (with the cooldown and the
+   * window seen here) are taught to a Redis that lost them, watches subscribe
+   * again, and held calls ask now.
    */
   #recovered(): void {
     for (const bucket of this.#renewed()) this.#renew(bucket).catch(() => undefined);
@@ -336,11 +337,7 @@ export class RedisQuotaStore implements QuotaStore {
 
   async #admit(bucket: string, leaseMs: number): Promise<Admission> {
     const lease = `${this.#id}.${++this.#leases}`;
-    const args = [lease, this.#id, String(LIFE_MS), this.#channel(bucket)];
-    // The last window seen here, should Redis have lost it (restarted empty).
-    const seen = this.#windows.get(bucket);
-    const left = (seen?.resetAt ?? 0) - Date.now();
-    if (seen && left > TELL_MS) args.push(String(seen.limit), String(seen.resetId), String(left));
+    const args = [lease, this.#id, String(LIFE_MS), this.#channel(bucket), ...this.#seen(bucket)];
     const asked = performance.now();
     const sent = this.#send(SCRIPTS.admit, bucket, args);
     let answered = true;
@@ -381,6 +378,17 @@ export class RedisQuotaStore implements QuotaStore {
     if ('reason' in admission && admission.waitMs === undefined) this.#untimed.add(bucket);
     else this.#untimed.delete(bucket);
     return admission;
+  }
+
+  /**
+   * The last window seen here while it lasts (limit, resetId, ms left), told with every
+   * admission and renewal: a Redis that lost it (restarted empty, flushed) takes it as spent.
+   * Its reset is the service's own (a Unix time), so a window Redis saw end is never told back.
+   */
+  #seen(bucket: string): string[] {
+    const seen = this.#windows.get(bucket);
+    const left = Math.ceil((seen?.resetAt ?? 0) - Date.now());
+    return seen && left > 0 ? [String(seen.limit), String(seen.resetId), String(left)] : [];
   }
 
   /** Records a lease Redis granted to a script sent at `asked`, and renews it. */
@@ -466,6 +474,7 @@ export class RedisQuotaStore implements QuotaStore {
         String(LIFE_MS),
         this.#channel(bucket),
         String(cooling > TELL_MS ? Math.ceil(cooling) : 0),
+        ...[...this.#seen(bucket), '', '', ''].slice(0, 3),
         ...renewed.map(([lease]) => lease),
       ]),
     );
@@ -574,7 +583,9 @@ export class RedisQuotaStore implements QuotaStore {
       for (const listener of watch.listeners) listener();
     };
     const named = (message: string) => {
-      if (message.split(' ').includes(this.#id)) wake();
+      // Asked by a process that found the budget gone from Redis: what this one knows is told.
+      if (message === 'tell') this.#renew(bucket).catch(() => undefined);
+      else if (message.split(' ').includes(this.#id)) wake();
     };
     const subscribed = Promise.resolve().then(() =>
       subscribe.call(this.#redis, this.#channel(bucket), named),

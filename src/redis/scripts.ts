@@ -34,6 +34,7 @@ local S, L, Q, T, U, G = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local MAX_WINDOWS = 4
+local ASK_MS = 250
 local ORDER = 1000000
 local BUSY_MS = 1000
 
@@ -197,6 +198,16 @@ local function wake(channel)
   if tickets ~= '' then redis.call('PUBLISH', channel, tickets) end
 end
 
+-- A window a process saw that Redis does not know, and did not see end (Redis
+-- lost it: restarted empty, flushed, failed over), is taken as spent: what
+-- remained of it may have been sent. limit, resetId, ms until its reset.
+local function teach(limit, id, ms)
+  if not ms or ms == '' or redis.call('HGET', S, 'w:' .. limit) then return end
+  id, ms = tonumber(id), within_day(ms)
+  local ended = tonumber(redis.call('HGET', S, 'ended:w:' .. limit)) or -1
+  if id and id > ended and ms > 0 then redis.call('HSET', S, 'w:' .. limit, '0:' .. fmt(id) .. ':' .. fmt(now + ms)) end
+end
+
 -- Every key lives a minute past the last thing it remembers.
 local function touch()
   local last = now
@@ -220,15 +231,10 @@ end
 const ADMIT = `${PRELUDE}
 local lease, store, channel = ARGV[1], ARGV[2], ARGV[4]
 local leaseMs = math.max(1, within_day(ARGV[3]))
+-- Nothing of this budget in Redis: never used, expired, or lost.
+local blank = redis.call('EXISTS', S) == 0
 local lapsed = purge()
--- A window a process saw that Redis does not know, and did not see end
--- (Redis lost it: restarted empty, failed over), is taken as spent: what
--- remained of it may have been sent.
-if ARGV[7] and not redis.call('HGET', S, 'w:' .. ARGV[5]) then
-  local id, ms = tonumber(ARGV[6]), within_day(ARGV[7])
-  local ended = tonumber(redis.call('HGET', S, 'ended:w:' .. ARGV[5])) or -1
-  if id and id > ended and ms > 0 then redis.call('HSET', S, 'w:' .. ARGV[5], '0:' .. fmt(id) .. ':' .. fmt(now + ms)) end
-end
+teach(ARGV[5], ARGV[6], ARGV[7])
 local inflight, known, left, reset, cooldown, _, quiet = budget()
 
 -- This store's turn: its place in line, or the next after its last one. A
@@ -260,6 +266,11 @@ if cooldown > now then return deny('cooldown', cooldown - now) end
 if quiet > now then return deny('no-response', quiet - now) end
 if left ~= nil and left <= 0 then
   return deny(inflight > 0 and 'budget-in-flight' or 'budget-exhausted', reset - now)
+end
+-- Processes wait on a budget Redis holds nothing of: it lost what they know (a
+-- window, a cooldown). They are asked to tell it, and this request waits for them.
+if blank and redis.call('PUBLISH', channel, 'tell') > 0 then
+  return deny('budget-unknown', ASK_MS)
 end
 -- The turns of the others that come before this one: those of the stores in
 -- line, and (ahead) one for each store served within BUSY_MS whose next turn
@@ -445,20 +456,22 @@ return 1
 /**
  * A living store keeps its leases and its place in line: ARGV: store, lifeMs,
  * wake channel, what is left of the last 429's cooldown it saw (ms, 0: none),
- * then the leases of its requests in flight that it knows hold. One Redis
- * lost (restarted empty, or failed over before it had them) is taught them
- * again.
+ * the last window it saw (limit, resetId, ms until its reset; '' for none),
+ * then the leases of its requests in flight that it knows hold. A Redis that
+ * lost them (restarted empty, flushed, or failed over before it had them) is
+ * taught them again.
  */
 const RENEW = `${PRELUDE}
 local store, lifeMs, channel = ARGV[1], math.max(1, within_day(ARGV[2])), ARGV[3]
 local cooling = within_day(ARGV[4])
 local lapsed = purge()
+teach(ARGV[5], ARGV[6], ARGV[7])
 local expiry = fmt(now + lifeMs)
 if cooling > 0 then
   local cooldown = tonumber(redis.call('HGET', S, 'cooldown')) or 0
   if now + cooling > cooldown then redis.call('HSET', S, 'cooldown', fmt(now + cooling)) end
 end
-for i = 5, #ARGV do
+for i = 8, #ARGV do
   redis.call('ZADD', L, expiry, ARGV[i])
   redis.call('HDEL', G, ARGV[i])
 end

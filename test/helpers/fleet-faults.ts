@@ -243,7 +243,10 @@ export const FAULTS = {
     async ({ proxies }: FaultContext) => {
       for (const proxy of proxies) proxy.delay(0, COMMAND_TIMEOUT_MS / 2);
     },
-  'every Redis reply delayed 0–400 ms': async ({ proxies }: FaultContext) => {
+  // Past commandTimeoutMs: from 2 s on, like the others, so that what is measured is a fleet
+  // that knows its budget meeting a slow Redis, not its first probe through one.
+  'every Redis reply delayed 0–400 ms': async ({ proxies, at }: FaultContext) => {
+    await at(2_000);
     for (const proxy of proxies) proxy.delay(0, 400);
   },
   'one worker partitioned from Redis for 6 s (packets dropped)': async ({
