@@ -257,14 +257,18 @@ function describeBody(response: FailedResponse): string {
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
   const spent = response.retriesSpent;
-  const raise = ' Raise maxRetryDelayMs to wait that long, or try again after that.';
+  const tried =
+    spent === undefined
+      ? '.'
+      : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again later.`;
+  const raise = ' Raise maxRetryDelayMs to wait that long, or try again later.';
   if (response.guessed && response.tooLongToWait) {
     return ` After 429s in a row, the back-off (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
   }
   if (wait === undefined) {
     return response.tooLongToWait
       ? ' The service asks to wait more than a day, so the client did not wait; the key cools down for a minute.'
-      : ` The response said nothing usable about when to retry${spent === undefined ? '.' : `, and the call's retries (maxRetries: ${spent}) were spent. Raise maxRetries to let the client back off and retry, or try again in a few seconds.`}`;
+      : ` The response said nothing usable about when to retry${tried}`;
   }
   const { askedMs } = response;
   const asks =
@@ -274,7 +278,7 @@ function rateLimitAdvice(response: FailedResponse): string {
   if (response.tooLongToWait) {
     return ` ${asks}, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
   }
-  return ` ${asks}${spent === undefined ? '.' : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again after that.`}`;
+  return ` ${asks}${tried}`;
 }
 
 /** The {@link ApiError} of an HTTP status, whatever the body says (else code `http_<status>`). */
