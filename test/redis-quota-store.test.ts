@@ -293,6 +293,25 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect((held as { waitMs: number }).waitMs).toBeGreaterThan(4_000);
   });
 
+  it('holds every request 250 ms for the answers when it asks, then lets the probe go if none came', async () => {
+    const prefix = `t:${kind}:ask-unanswered:`;
+    const { store } = await storeOf(kind, { prefix });
+    // A subscriber that knows nothing, and so tells nothing.
+    const listener = await connectNodeRedis(server.url);
+    closers.push(() => listener.quit());
+    await listener.subscribe(`${prefix}{${BUCKET}}:wake`, () => undefined);
+    const first = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(first).toEqual({ reason: 'budget-unknown', waitMs: 250 });
+    // Asked again at once (as a client does on its first hold): still waiting for the answers.
+    const again = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(again).toMatchObject({ reason: 'budget-unknown' });
+    expect((again as { waitMs: number }).waitMs).toBeGreaterThan(0);
+    await sleep(260);
+    expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      lease: expect.any(String),
+    });
+  });
+
   it('takes a seconds-until reset that must end after the known window as a new window', async () => {
     const prefix = `t:${kind}:newer:`;
     const { store } = await storeOf(kind, { prefix });

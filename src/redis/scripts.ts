@@ -5,7 +5,9 @@
 // Keys of one bucket (all in one Redis Cluster slot through the `{bucket}` tag):
 //   KEYS[1] state    hash: `known` (0/1), `cooldown` (epoch ms, after a 429),
 //                    `quiet` (epoch ms, after requests that got no response), `probe` (lease),
-//                    `seq` (arrival counter), `turn` (the turn last served),
+//                    `seq` (arrival counter), `turn` (the turn last served), `asking`
+//                    (epoch ms: until then, the processes waiting are asked what Redis lost),
+//                    `ended:w:<limit>` (the resetId of the last window seen to end),
 //                    `w:<limit>` = "remaining:resetId:resetAt", `span` (the longest
 //                    seconds-until reset said, in ms; -1 after a 429), and the budget
 //                    learnt while none is stated (or after a 429, `strict`): `allow`,
@@ -268,10 +270,14 @@ if left ~= nil and left <= 0 then
   return deny(inflight > 0 and 'budget-in-flight' or 'budget-exhausted', reset - now)
 end
 -- Processes wait on a budget Redis holds nothing of: it lost what they know (a
--- window, a cooldown). They are asked to tell it, and this request waits for them.
+-- window, a cooldown). They are asked to tell it, and every request waits
+-- ASK_MS for their answers before one goes out as the probe.
+local asking = tonumber(redis.call('HGET', S, 'asking')) or 0
 if blank and redis.call('PUBLISH', channel, 'tell') > 0 then
-  return deny('budget-unknown', ASK_MS)
+  asking = now + ASK_MS
+  redis.call('HSET', S, 'asking', fmt(asking))
 end
+if asking > now and not known then return deny('budget-unknown', asking - now) end
 -- The turns of the others that come before this one: those of the stores in
 -- line, and (ahead) one for each store served within BUSY_MS whose next turn
 -- is earlier (its requests are in flight, and it will ask again), until when.
