@@ -1,3 +1,4 @@
+import { basename, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
 import { defineConfig, type Options } from 'tsup';
@@ -14,6 +15,21 @@ const mswForCommonJs: Plugin = {
     build.onResolve({ filter: /^\.\/msw\.js$/ }, (args) => ({
       path: `${args.resolveDir}/msw.cjs.ts`,
     }));
+  },
+};
+
+// The rules (`src/rules.ts`) are a few constants that the main entry, the
+// Zod chunk and the mock each need: each gets its own copy, so that they
+// share no chunk and the main entry loads as one file (a second file costs
+// an import 0.6 ms on Node 20).
+const rulesCopied: Plugin = {
+  name: 'rules-copied',
+  setup(build) {
+    build.onResolve({ filter: /\/rules\.js$/ }, ({ path, resolveDir }) => {
+      const folder = basename(resolveDir);
+      const file = resolve(resolveDir, path.replace(/\.js$/, '.ts'));
+      return folder === 'src' ? undefined : { path: file, suffix: `?${folder}` };
+    });
   },
 };
 
@@ -47,6 +63,7 @@ export default defineConfig([
     entry: { ...(library.entry as Record<string, string>), 'mock.browser': 'src/mock/browser.ts' },
     format: ['esm'],
     splitting: true,
+    esbuildPlugins: [notices, rulesCopied],
   },
   // CJS stays one file per entry; Zod's module there runs only on first use.
   {
