@@ -1,11 +1,11 @@
 import { bucketName, readEnv, resolveApiKey } from './auth.js';
 import { runCall } from './call.js';
-import { AnimalStoreError, describeThrown, Redactor } from './errors.js';
+import { AnimalStoreError, describeThrown, INSPECT, Redactor } from './errors.js';
 import type { RateLimitInfo, ResponseTiming } from './headers.js';
 import type { RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
-import { defaultQuotaStore, Quota } from './quota/Quota.js';
+import { defaultQuotaStore, Quota, shared } from './quota/Quota.js';
 import {
   type ClientSettings,
   checkClientOptions,
@@ -21,11 +21,8 @@ type WarningProcess = {
   emitWarning?: (message: string, options: { type: string; code: string }) => void;
 };
 
-// Shared through globalThis: the ESM and CommonJS builds in one process warn once between them.
-const shared = globalThis as { [key: symbol]: unknown };
-const WARNED = Symbol.for('@animal-store/sdk/deprecations-warned@1');
-shared[WARNED] ??= new Set<string>();
-const warned = shared[WARNED] as Set<string>;
+// The ESM and CommonJS builds in one process warn once between them.
+const warned = shared('deprecations-warned', () => new Set<string>());
 
 /** Warns once per process and code, through `process.emitWarning` where it exists (`--no-deprecation`). */
 function warnDeprecatedOnce(code: string, message: string): void {
@@ -184,8 +181,6 @@ export class CallContext {
     this.run('hooks.beforeRetry', this.settings.hooks.beforeRetry, info);
   }
 }
-
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
 function isBrowser(): boolean {
   const g = globalThis as { window?: unknown; document?: unknown };

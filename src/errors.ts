@@ -331,7 +331,7 @@ export function errorFromResponse(response: FailedResponse): ApiError {
 // cannot continue a word, a path, a header name or a base64 run (`=` before, `.` `,` after may).
 const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 const LONG_SECRET = 12;
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+export const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 const MOST_NODES = 2000;
 
 const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits, '0');

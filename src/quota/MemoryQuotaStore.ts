@@ -248,7 +248,8 @@ export class MemoryQuotaStore implements QuotaStore {
     const stated = bucket.windows.size > 0;
     if (window) {
       const known = bucket.windows.get(window.limit);
-      if (!known || known.resetAt <= now || windowOrder(known, window, now) > 0) {
+      const order = known && known.resetAt > now ? windowOrder(known, window, now) : 1;
+      if (!known || order > 0) {
         bucket.windows.set(window.limit, {
           remaining: window.remaining,
           resetId: window.resetId,
@@ -259,7 +260,7 @@ export class MemoryQuotaStore implements QuotaStore {
           const soonest = [...bucket.windows].sort(([, a], [, b]) => a.resetAt - b.resetAt)[0];
           if (soonest) bucket.windows.delete(soonest[0]);
         }
-      } else if (windowOrder(known, window, now) === 0) {
+      } else if (order === 0) {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
       bucket.known ||= teaches;

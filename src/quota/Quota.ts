@@ -148,19 +148,19 @@ interface Line {
   changes: number; // signalled by the store: one while it was asked is not lost
 }
 
-// Shared through globalThis: the ESM and CommonJS builds in one process share one budget per key.
-function global<T>(name: string, make: () => T): T {
-  const shared = globalThis as { [key: symbol]: unknown };
+/** One value per process, shared through globalThis by the ESM and CommonJS builds (one budget per key). */
+export function shared<T>(name: string, make: () => T): T {
+  const all = globalThis as { [key: symbol]: unknown };
   const key = Symbol.for(`@animal-store/sdk/${name}@1`);
-  shared[key] ??= make();
-  return shared[key] as T;
+  all[key] ??= make();
+  return all[key] as T;
 }
 
 /** The process-wide in-memory store: the default of every client. */
 export const defaultQuotaStore = (): QuotaStore =>
-  global('quota-store', () => new MemoryQuotaStore());
+  shared('quota-store', () => new MemoryQuotaStore());
 
-const byStore = global('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
+const byStore = shared('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
 
 function linesOf(store: QuotaStore): Map<string, Line> {
   const lines = byStore.get(store) ?? new Map<string, Line>();
@@ -169,7 +169,7 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 }
 
 /** Each bucket's cooldown in this process: told to the key's clients on any store but a `MemoryQuotaStore` made for them, should theirs be slow, lose a 429, or never see it. */
-const cooldowns = global('quota-cooldowns', () => new Map<string, number>());
+const cooldowns = shared('quota-cooldowns', () => new Map<string, number>());
 
 const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 

@@ -26,7 +26,6 @@ interface Tracer {
 }
 
 interface OtelGlobal {
-  trace?: TracerProviderLike;
   context?: { active(): Context; with<T>(context: Context, fn: () => T): T };
 }
 
