@@ -397,9 +397,9 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       return { body, status, headers: response.headers, rateLimit: timing.rateLimit };
     }
     // The status decides the error; a body that breaks off only loses its detail.
-    const text = await ctx.transport
+    const read: unknown = await ctx.transport
       .read(exchange, response, ctx.settings.maxResponseBytes)
-      .catch(() => undefined);
+      .catch((error: unknown) => error);
     if (call.signal?.aborted) throw call.signal.reason;
     call.decision = decision;
     throw errorFromResponse({
@@ -408,7 +408,8 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         typeof response.statusText === 'string' ? response.statusText : '',
       ),
       headers: ctx.redact.headers(response.headers),
-      ...errorBody(ctx.redact, text),
+      ...errorBody(ctx.redact, typeof read === 'string' ? read : undefined),
+      unread: read instanceof BodyTooLarge ? read.message : undefined,
       rateLimit: timing.rateLimit,
       request: call.label,
       method: call.operation.method,

@@ -226,6 +226,7 @@ interface FailedResponse {
   readonly body: ErrorBody | undefined;
   readonly text?: string | undefined;
   readonly rawBody?: string | undefined;
+  readonly unread?: string | undefined; // why the body was not read, when too large to
   readonly method: 'GET' | 'POST';
   readonly rateLimit: RateLimitInfo | undefined;
   readonly request: string;
@@ -247,8 +248,9 @@ export const POSSIBLY_ACTED =
 
 function describeBody(response: FailedResponse): string {
   const type = response.headers.get('content-type') ?? 'no content type';
-  const { text } = response;
-  if (text === undefined) return `a body that could not be read (${type})`;
+  const { text, unread } = response;
+  if (text === undefined)
+    return `a body that could not be read (${type})${unread ? `: ${unread}` : ''}`;
   if (text === '') return `an empty body (${type})`;
   const excerpt = clip(text, 120);
   return `a body that is not the service's Error JSON (${type}): ${JSON.stringify(excerpt)}`;

@@ -96,7 +96,9 @@ describe('errors', () => {
     });
     const unread = (await client.getPet(1).catch((e: unknown) => e)) as ApiError;
     expect(unread).toBeInstanceOf(NotFoundError);
-    expect(unread.message).toMatch(/could not be read/);
+    expect(unread.message).toMatch(
+      /could not be read \(.*\): the body is larger than maxResponseBytes \(50 bytes\)/,
+    );
     expect(unread.message).not.toMatch(/baseUrl/);
   });
 

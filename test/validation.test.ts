@@ -126,6 +126,8 @@ describe('input validation', () => {
     const error = await client.getPet(petId as number).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as Error).message).toMatch(/petId must be a safe integer/);
+    // A value of another type is named by its type, never quoted.
+    expect((error as Error).message.endsWith(', got a string.')).toBe(typeof petId === 'string');
     expect(stub.received).toHaveLength(0);
   });
 

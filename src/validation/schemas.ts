@@ -4,11 +4,6 @@ import { LIMIT, LIMIT_MESSAGE, PET_STATUSES, STATUS_MESSAGE } from '../rules.js'
 // Hand-written from spec/openapi.yaml; a type test holds each to the generated type.
 // z.int() takes safe integers only: an int64 above 2^53 arrives rounded, a wrong id.
 
-const safeInteger = (what: string) =>
-  z.int({
-    error: (issue) =>
-      `${what} ${issue.input === undefined ? 'is required' : 'must be a safe integer'}`,
-  });
 /** What a value that should be an object is, never quoting it. */
 const got = (input: unknown) =>
   input === undefined
@@ -18,6 +13,13 @@ const got = (input: unknown) =>
       : Array.isArray(input)
         ? 'an array'
         : `a ${typeof input}`;
+const safeInteger = (what: string) =>
+  z.int({
+    error: ({ input }) =>
+      input === undefined
+        ? `${what} is required`
+        : `${what} must be a safe integer${input === null || typeof input === 'number' ? '' : `, got ${got(input)}`}`,
+  });
 const string = (what: string) =>
   z.string({
     error: (issue) => `${what} ${issue.input === undefined ? 'is required' : 'must be a string'}`,
