@@ -2,6 +2,7 @@
 // its class. Each class sets `name` to a literal (bundlers rename classes)
 // and a `brand`, so that `instanceof` holds across the ESM and CJS builds.
 import type { RateLimitInfo } from './headers.js';
+import { spellings } from './redact.js';
 import type { ErrorBody } from './types.js';
 
 const BRANDS = Symbol.for('@animal-store/sdk/error-brands');
@@ -335,25 +336,6 @@ const TOKEN_CHAR = /[A-Za-z0-9._~/+=-]/;
 const LONG_SECRET = 12;
 export const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 const MOST_NODES = 2000;
-
-const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits, '0');
-
-/** Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded or JSON-escaped, any case. */
-function spellings(secret: string): RegExp {
-  // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
-  const sources = [secret, JSON.stringify(secret).slice(1, -1)].map((text) => {
-    let source = '';
-    for (const char of text) {
-      const forms = [char.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&')];
-      forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
-      forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
-      if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);
-      source += `(?:${forms.join('|')})`;
-    }
-    return source;
-  });
-  return new RegExp([...new Set(sources)].join('|'), 'gi');
-}
 
 /** Takes one secret (the API key) out of each kind of value the SDK shows; never shows it itself. */
 export class Redactor {

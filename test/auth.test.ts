@@ -101,6 +101,21 @@ describe('API key', () => {
     }
   });
 
+  it('refuses a key longer than 4 kB with an error of its own that does not quote it', () => {
+    const key = (n: number) => `sk_${'aZ9-_.~+/'.repeat(n).slice(0, n - 3)}`;
+    expect(() => new PetsClient({ apiKey: key(4096), baseUrl: BASE_URL })).not.toThrow();
+    let error: unknown;
+    try {
+      new PetsClient({ apiKey: key(20_000), baseUrl: BASE_URL });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).toBe(
+      'Invalid API key: it is 20000 characters long, more than 4096. Pass the key alone, not the file or text that holds it.',
+    );
+  });
+
   it('keeps the key out of String, JSON.stringify and util.inspect of the client', () => {
     const client = clientWith(scriptedFetch().fetch);
     expect(String(client)).not.toContain(API_KEY);

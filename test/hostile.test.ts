@@ -105,7 +105,7 @@ describe('redaction of an echoed key: in causes and escaped', () => {
   });
 });
 
-describe('the key echoed percent-encoded, or as a name in the input', () => {
+describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in the input', () => {
   const KEY = 'sk_live_SECRET/KEY+1234567890==abc';
   const encoded = encodeURIComponent(KEY);
   const lower = encoded.replace(/%[\dA-F]{2}/g, (hex) => hex.toLowerCase());
@@ -114,8 +114,23 @@ describe('the key echoed percent-encoded, or as a name in the input', () => {
     .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
     .join('');
   const shown = (error: unknown) => `${inspect(error, { depth: 20 })}${JSON.stringify(error)}`;
+  // Basic credentials and tokens carry it in base64, from any offset of their run; HTML in references.
+  const basic = Buffer.from(`user:${KEY}`).toString('base64');
+  const urlSafe = Buffer.from(`x${KEY}`).toString('base64url');
+  const references = [...KEY]
+    .map((c, i) => `&#${i % 2 ? 'x' : ''}${c.charCodeAt(0).toString(i % 2 ? 16 : 10)};`)
+    .join('');
 
   it.each([
+    [
+      'a WWW-Authenticate header in base64',
+      () => apiError(401, { 'www-authenticate': `Basic ${basic}` }),
+    ],
+    ['a text body in URL-safe base64', () => new Response(`token=${urlSafe}`, { status: 401 })],
+    [
+      'an HTML body of character references',
+      () => new Response(`<p>${references}</p>`, { status: 401 }),
+    ],
     [
       'a redirect Location',
       () =>
@@ -143,7 +158,17 @@ describe('the key echoed percent-encoded, or as a name in the input', () => {
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(shown(error)).toContain('[redacted]');
-    for (const form of [KEY, encoded, lower, partly, escaped, KEY.toLowerCase()]) {
+    const base64 = [basic.slice(8, -8), urlSafe.slice(4, -4)];
+    for (const form of [
+      KEY,
+      encoded,
+      lower,
+      partly,
+      escaped,
+      KEY.toLowerCase(),
+      references,
+      ...base64,
+    ]) {
       expect(shown(error)).not.toContain(form);
     }
   });

@@ -76,7 +76,7 @@ import { root } from './pack.js';
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 23.45 * 1024, total: 31.25 * 1024, plain: 30.55 * 1024 };
+export const BUDGET = { initial: 23.45 * 1024, total: 31.45 * 1024, plain: 30.75 * 1024 };
 
 export interface Size {
   minified: number;

@@ -1,0 +1,39 @@
+// Every spelling of the API key that a decoder reads as the key, as one pattern: what the
+// client takes out of everything it shows (see `Redactor` in errors.ts). Built once per client.
+
+const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits, '0');
+
+const literal = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
+
+/** The part of `secret`'s base64 that is the same wherever in a run it starts, in either alphabet. */
+function base64(secret: string): string[] {
+  const bytes = Array.from(new TextEncoder().encode(secret), (byte) => String.fromCharCode(byte));
+  return [0, 1, 2].flatMap((shift) => {
+    const run = btoa('\0'.repeat(shift) + bytes.join(''));
+    const part = run.slice(Math.ceil(shift / 0.75), Math.floor((shift + bytes.length) / 0.75));
+    // A short key's would match where it is not (and a key under 12 characters counts only alone).
+    if (part.length < 12) return [];
+    return [part, part.replace(/\+/g, '-').replace(/\//g, '_')].map(literal);
+  });
+}
+
+/**
+ * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded,
+ * JSON-escaped or an HTML character reference, any case; or the whole in base64.
+ */
+export function spellings(secret: string): RegExp {
+  // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
+  const sources = [secret, JSON.stringify(secret).slice(1, -1)].map((text) => {
+    let source = '';
+    for (const char of text) {
+      const code = char.codePointAt(0) ?? 0;
+      const forms = [literal(char), `&#0*${code};?`, `&#x0*${code.toString(16)};?`];
+      forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
+      forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
+      if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);
+      source += `(?:${forms.join('|')})`;
+    }
+    return source;
+  });
+  return new RegExp([...new Set([...sources, ...base64(secret)])].join('|'), 'gi');
+}
