@@ -126,7 +126,14 @@ export class CallContext {
     } catch (error) {
       this.tracingFailed(error);
     }
-    if (!provider) return undefined;
+    if (!provider) {
+      if (options) {
+        this.warnOnce(
+          'tracing was passed, but no OpenTelemetry tracer provider is registered: nothing is traced.',
+        );
+      }
+      return undefined;
+    }
     if (provider !== this.#tracerFor) {
       this.#tracerFor = provider;
       const httpSpans = options?.httpSpans === true;
@@ -240,6 +247,12 @@ export class PetsClient {
       }
       this.#deprecationWarnings = settings.deprecationWarnings;
       if (isBrowser() && !settings.dangerouslyAllowBrowser) warnBrowserOnce(log);
+      if (/\/pets$/i.test(this.baseUrl)) {
+        log.log(
+          'warn',
+          `baseUrl ${this.baseUrl} ends in /pets, which each call adds: pass the address up to /v1.`,
+        );
+      }
       if (typeof (settings.fetch ?? globalThis.fetch) !== 'function') {
         throw new AnimalStoreError(
           'No fetch available: pass a fetch implementation as the fetch option.',

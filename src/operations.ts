@@ -133,7 +133,7 @@ export const OPERATIONS = {
         return {
           path: [],
           code: 'too_big',
-          message: `the list holds ${pets.length} pets, more than the limit of ${limit} asked for`,
+          message: `the list holds ${pets.length} pets, more than the ${query.limit === undefined ? `default limit of ${limit}` : `limit of ${limit} asked for`}`,
         };
       }
       const at = query.status ? pets.findIndex((pet) => pet.status !== query.status) : -1;

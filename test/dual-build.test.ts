@@ -28,6 +28,13 @@ describe('the ESM and CommonJS builds loaded together', () => {
     expect(fromCjs).not.toBeInstanceOf(esm.RateLimitError);
     expect(new esm.TimeoutError('t')).toBeInstanceOf(cjs.ConnectionError);
     expect(fromCjs.name).toBe('NotFoundError');
+    const mock = (await import(
+      new URL('mock.js', dist).href
+    )) as typeof import('../src/mock/index.js');
+    const optionError = () => mock.createHandlers({ plan: 'gold' as 'free' });
+    expect(optionError).toThrow(esm.AnimalStoreError);
+    expect(optionError).toThrow(cjs.AnimalStoreError);
+    expect(optionError).toThrow(RangeError);
   });
 
   it('warn of a deprecated call once between them', async () => {

@@ -1,7 +1,13 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, PetsClient, RateLimitError, type RetryInfo } from '../src/index.js';
+import {
+  AnimalStoreError,
+  NotFoundError,
+  PetsClient,
+  RateLimitError,
+  type RetryInfo,
+} from '../src/index.js';
 import {
   createHandlers,
   MockServerOptionError,
@@ -278,6 +284,14 @@ describe('animal-store-mock on the command line', () => {
   it('says when the port is taken', async () => {
     const taken = await startMockServer();
     try {
+      const port = Number(new URL(taken.url).port);
+      const error = await startMockServer({ port }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(MockServerOptionError);
+      expect(error).toBeInstanceOf(AnimalStoreError);
+      expect(error).toBeInstanceOf(RangeError);
+      expect((error as Error).message).toBe(
+        `port ${port} of 127.0.0.1 is in use: pick another, or 0 for a free one.`,
+      );
       const result = await runCli(['--port', new URL(taken.url).port]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('is in use');

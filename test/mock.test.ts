@@ -1,6 +1,6 @@
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, NotFoundError, PetsClient } from '../src/index.js';
+import { AnimalStoreError, AuthenticationError, NotFoundError, PetsClient } from '../src/index.js';
 import {
   createHandlers,
   createMockService,
@@ -167,6 +167,14 @@ describe('msw missing', () => {
       }),
     ).toBe(false);
     expect(isMswMissing(new Error("Cannot find package 'msw'"))).toBe(false);
+  });
+
+  it('is an AnimalStoreError, as every error of the SDK', async () => {
+    const { mswMissingError } = await import('../src/mock/msw-missing.js');
+    const error = mswMissingError(new Error("Cannot find package 'msw'"));
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect(error).toMatchObject({ name: 'MswMissingError', code: 'ERR_ANIMAL_STORE_MSW_MISSING' });
+    expect(new Error('other')).not.toBeInstanceOf(AnimalStoreError);
   });
 });
 

@@ -520,6 +520,21 @@ describe('OpenTelemetry', () => {
     }
   });
 
+  it('asked for without a provider registered, says once that nothing is traced', async () => {
+    const { logger, lines: warnings } = recordingLogger(['warn']);
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const options = { logger, logLevel: 'warn' } as const;
+    const client = clientWith(stub.fetch, { ...options, tracing: { httpSpans: true } });
+    await client.listPets();
+    await client.listPets();
+    await clientWith(stub.fetch, options).listPets();
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /tracing was passed, but no OpenTelemetry tracer provider is registered/,
+      ),
+    ]);
+  });
+
   it("makes the call's span, or the attempt's HTTP span, active while fetch runs", async () => {
     const manager = new AsyncLocalStorageContextManager().enable();
     context.setGlobalContextManager(manager);

@@ -63,6 +63,18 @@ describe('baseUrl checks', () => {
     expect(() => make({ baseUrl })).toThrow(message);
   });
 
+  it('warns of a base URL that ends in /pets, which each call adds', () => {
+    const { logger, warnings } = warningsLogger();
+    make({ baseUrl: 'http://127.0.0.1:4010/v1/pets/', logger });
+    make({ baseUrl: 'http://127.0.0.1:4010/v1', logger });
+    make({ baseUrl: 'http://127.0.0.1:4010/petshop', logger });
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /^\[animal-store\] baseUrl http:\/\/127\.0\.0\.1:4010\/v1\/pets ends in \/pets, which each call adds: pass the address up to \/v1\.$/,
+      ),
+    ]);
+  });
+
   it('accepts plain http to a remote host when the caller opts in', () => {
     expect(make({ baseUrl: 'http://10.0.0.5/v1', allowInsecureHttp: true }).baseUrl).toBe(
       'http://10.0.0.5/v1',

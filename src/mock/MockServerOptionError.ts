@@ -1,8 +1,23 @@
+// `instanceof AnimalStoreError` reads these brands (see src/errors.ts), so the mock's errors are
+// the SDK's too without the mock importing the client.
+const BRANDS = Symbol.for('@animal-store/sdk/error-brands');
+
+/** Marks `error` as an `AnimalStoreError` (and a `brand`), for `instanceof` in either build. */
+export function branded<E extends Error>(error: E, brand: string): E {
+  return Object.defineProperty(error, BRANDS, { value: [brand, 'AnimalStoreError'] });
+}
+
 /**
  * The error of a mock option that cannot be used (a `host` that is not
- * loopback, a `port`, `plan`, `apiKeys`, `limits` or `seed` out of shape):
- * what was given and what is accepted.
+ * loopback, a `port` that is out of range or taken, a `plan`, `apiKeys`,
+ * `limits` or `seed` out of shape): what was given and what is accepted.
+ * A `RangeError`, and an `AnimalStoreError` like everything the SDK throws.
  */
 export class MockServerOptionError extends RangeError {
   override name = 'MockServerOptionError';
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    branded(this, 'MockServerOptionError');
+  }
 }

@@ -60,8 +60,6 @@ const server = await startMockServer({
       ),
     );
   }
-  const { code } = error as { code?: string };
-  if (code === 'EADDRINUSE') fail(`port ${values.port} is in use; pick another with --port.`);
   throw error;
 });
 console.log(

@@ -1,3 +1,5 @@
+import { branded } from './MockServerOptionError.js';
+
 /** The message of the error thrown when `@animal-store/sdk/mock` is loaded without msw installed. */
 export const MSW_MISSING =
   '@animal-store/sdk/mock needs msw 2, which is not installed here. Install it next to the SDK: ' +
@@ -17,7 +19,7 @@ export function isMswMissing(error: unknown): boolean {
 
 /** The error to throw in place of the loader's, with the loader's as `cause`. */
 export function mswMissingError(cause: unknown): Error {
-  const error = new Error(MSW_MISSING, { cause });
+  const error = branded(new Error(MSW_MISSING, { cause }), 'MswMissingError');
   error.name = 'MswMissingError';
   return Object.assign(error, { code: 'ERR_ANIMAL_STORE_MSW_MISSING' });
 }

@@ -134,7 +134,13 @@ export async function startMockServer(options: MockServerOptions = {}): Promise<
   // A request still arriving after 10 s (a body sent a byte at a time) is cut off.
   const server = createServer({ requestTimeout: 10_000, connectionsCheckingInterval: 1_000 });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (error: Error & { code?: string }) => {
+      const why =
+        error.code === 'EADDRINUSE'
+          ? 'is in use: pick another, or 0 for a free one'
+          : `cannot be listened on (${error.message})`;
+      reject(new MockServerOptionError(`port ${port} of ${host} ${why}.`, { cause: error }));
+    });
     server.listen(port, host, () => resolve());
   });
   const address = server.address();

@@ -72,11 +72,15 @@ import { root } from './pack.js';
  * fields read as a budget each (the one that resets last binding a tie),
  * draft-07's members in any order, a key pasted with `Bearer ` named, any
  * fetch raced against the timeout (23.41 kB measured up front, 31.20 kB in
- * all, 30.49 kB plain).
+ * all, 30.49 kB plain). Then 0.2 kB for what an attack found (base64 and
+ * HTML-escaped keys redacted, a key over 4,096 characters refused) and
+ * 0.1 kB for what a new user tripped on (a base URL ending in /pets and a
+ * tracing option with no provider warned of; 23.50 kB measured up front,
+ * 31.37 kB in all, 30.83 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 23.45 * 1024, total: 31.45 * 1024, plain: 30.75 * 1024 };
+export const BUDGET = { initial: 23.55 * 1024, total: 31.55 * 1024, plain: 30.85 * 1024 };
 
 export interface Size {
   minified: number;
