@@ -5,6 +5,10 @@ const hex = (unit: number, digits: number) => unit.toString(16).padStart(digits,
 
 const literal = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/-]/g, '\\$&');
 
+/** HTML's named character references of ASCII characters (letters and digits have none), each name before its character. */
+const NAMED =
+  'Tab\tNewLine\nexcl!quot"num#dollar$percnt%amp&apos\'lpar(rpar)ast*midast*plus+comma,period.sol/colon:semi;lt<equals=gt>quest?commat@lsqb[lbrack[bsol\\rsqb]rbrack]Hat^lowbar_UnderBar_grave`DiacriticalGrave`lcub{lbrace{verbar|vert|VerticalLine|rcub}rbrace}';
+
 /** The part of `secret`'s base64 that is the same wherever in a run it starts, in either alphabet. */
 function base64(secret: string): string[] {
   const bytes = Array.from(new TextEncoder().encode(secret), (byte) => String.fromCharCode(byte));
@@ -19,7 +23,7 @@ function base64(secret: string): string[] {
 
 /**
  * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded,
- * JSON-escaped or an HTML character reference, any case; or the whole in base64.
+ * JSON-escaped or an HTML character reference (by number or name), any case; or the whole in base64.
  */
 export function spellings(secret: string): RegExp {
   // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
@@ -28,6 +32,9 @@ export function spellings(secret: string): RegExp {
     for (const char of text) {
       const code = char.codePointAt(0) ?? 0;
       const forms = [literal(char), `&#0*${code};?`, `&#x0*${code.toString(16)};?`];
+      for (const [, name, named] of NAMED.matchAll(/([A-Za-z]+)([^A-Za-z])/g)) {
+        if (named === char) forms.push(`&${name};?`);
+      }
       forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
       forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
       if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);

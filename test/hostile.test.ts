@@ -120,6 +120,11 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
   const references = [...KEY]
     .map((c, i) => `&#${i % 2 ? 'x' : ''}${c.charCodeAt(0).toString(i % 2 ? 16 : 10)};`)
     .join('');
+  // As an HTML encoder that names what it can: `&lowbar;`, `&sol;`, `&plus;`, `&equals;`.
+  const named = KEY.replace(/_/g, '&lowbar;')
+    .replace(/\//g, '&sol;')
+    .replace(/\+/g, '&plus;')
+    .replace(/=/g, '&equals;');
 
   it.each([
     [
@@ -130,6 +135,10 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
     [
       'an HTML body of character references',
       () => new Response(`<p>${references}</p>`, { status: 401 }),
+    ],
+    [
+      'an HTML body of named character references',
+      () => new Response(`<p>${named}</p>`, { status: 401 }),
     ],
     [
       'a redirect Location',
@@ -167,6 +176,7 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
       escaped,
       KEY.toLowerCase(),
       references,
+      named,
       ...base64,
     ]) {
       expect(shown(error)).not.toContain(form);

@@ -76,11 +76,13 @@ import { root } from './pack.js';
  * HTML-escaped keys redacted, a key over 4,096 characters refused) and
  * 0.1 kB for what a new user tripped on (a base URL ending in /pets and a
  * tracing option with no provider warned of; 23.50 kB measured up front,
- * 31.37 kB in all, 30.83 kB plain).
+ * 31.37 kB in all, 30.83 kB plain). Then 0.25 kB for the key redacted in
+ * HTML's named character references, whose names hardly compress (23.73 kB
+ * measured up front, 31.59 kB in all, 31.06 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 23.55 * 1024, total: 31.55 * 1024, plain: 30.85 * 1024 };
+export const BUDGET = { initial: 23.8 * 1024, total: 31.8 * 1024, plain: 31.1 * 1024 };
 
 export interface Size {
   minified: number;
