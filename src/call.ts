@@ -363,7 +363,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         });
       }
     }
-    const timing = readTiming(response.headers, status, Date.now(), sentAt);
+    const timing = readTiming(response.headers, status, Date.now(), sentAt, ctx.clock);
     const ok = status >= 200 && status < 300;
     const decision = ok
       ? undefined

@@ -1,7 +1,7 @@
 import { bucketName, readEnv, resolveApiKey } from './auth.js';
 import { runCall } from './call.js';
 import { AnimalStoreError, describeThrown, INSPECT, Redactor } from './errors.js';
-import type { RateLimitInfo, ResponseTiming } from './headers.js';
+import { type RateLimitInfo, type ResponseTiming, serviceClock } from './headers.js';
 import type { RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
@@ -90,6 +90,7 @@ export class CallContext {
   #tracerFor: TracerProviderLike | undefined;
   /** The last rate-limit values this client saw. */
   rateLimit: RateLimitInfo | undefined;
+  readonly clock = serviceClock();
   /** In a page, a request refused by CORS fails as one without a response. */
   readonly inBrowser = isBrowser();
 

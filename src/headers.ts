@@ -72,16 +72,29 @@ export const HORIZON_MS = 86_400_000;
 // Quoted whole: the caller redacts the key before it shortens anything.
 const excerpt = (value: string) => JSON.stringify(value);
 
-/** The service's "now": its `Date` when skewed from the local clock by 2 s to a day. */
-function serverNow(headers: Headers, nowMs: number, ignored: string[]): number {
-  const date = headers.get('date');
-  const at = date === null ? Number.NaN : Date.parse(date);
-
-  const skew = Math.abs(at - nowMs);
-  if (Number.isNaN(at) || skew <= SKEW_TOLERANCE_MS) return nowMs;
-  if (skew <= HORIZON_MS) return at;
-  ignored.push(`Date ${excerpt(date ?? '')} (more than a day from the local clock)`);
-  return nowMs;
+/**
+ * The service's clock as read from its `Date`s, never ahead of it: a `Date` is in whole seconds,
+ * written before the response left, so how far the local clock is ahead at its arrival is at
+ * least how far it is ahead of the service's. The least lead of recent answers binds; it grows
+ * 10 ms a second, and one answer that proves it stale (its lead more than a second and the
+ * response's time beyond) replaces it.
+ */
+export function serviceClock() {
+  let kept = Number.POSITIVE_INFINITY;
+  let keptAt = 0;
+  /** The service's time at local `nowMs`, at the earliest; the local clock while no `Date` is usable. */
+  return (headers: Headers, nowMs: number, tookMs: number, ignored: string[]): number => {
+    const date = headers.get('date');
+    const lead = nowMs - (date === null ? Number.NaN : Date.parse(date));
+    let bound = kept + Math.max(0, nowMs - keptAt) / 100;
+    if (Math.abs(lead) > HORIZON_MS) {
+      ignored.push(`Date ${excerpt(date ?? '')} (more than a day from the local clock)`);
+    } else if (lead < bound || lead - bound > 1000 + tookMs) {
+      kept = bound = lead;
+      keptAt = nowMs;
+    }
+    return Number.isFinite(bound) ? nowMs - bound : nowMs;
+  };
 }
 
 function parseOne(value: string, serverMs: number): number | undefined {
@@ -292,9 +305,10 @@ export function readTiming(
   status: number,
   nowMs: number,
   sentMs = nowMs,
+  clock = serviceClock(),
 ): ResponseTiming {
   const ignored: string[] = [];
-  const server = serverNow(headers, nowMs, ignored);
+  const server = clock(headers, nowMs, nowMs - sentMs, ignored);
   const problems: string[] = [];
   let found: Read | undefined;
   // Of every budget stated, the one with least left binds; of as little left, the one that resets last.

@@ -198,7 +198,7 @@ export const OPERATIONS = {
 } as const;
 
 /** Issues as `limit must be…; 3.status: Invalid option…`: a message that names its field is not prefixed twice. */
-export function describeIssues(issues: readonly ValidationIssue[]): string {
+function describeIssues(issues: readonly ValidationIssue[]): string {
   return issues
     .map(({ path, message }) => {
       if (!path.length) return message;

@@ -119,8 +119,7 @@ let mockAhead = 0;
 /**
  * Puts the mock's clock ten seconds ahead of the browser's at least, so that
  * a wait read on the browser's own clock would be that much longer than any
- * the mock's Date allows (a skew below two seconds is taken for latency and
- * rounding, not corrected), and 55 s into the mock's minute.
+ * the mock's Date allows, and 55 s into the mock's minute.
  */
 async function aheadOfBrowser(tab: Page): Promise<void> {
   const browserAhead = (await tab.evaluate(() => Date.now())) - Date.now();
@@ -203,7 +202,7 @@ describe.runIf(available || inCI)('in a real browser (headless Chromium)', () =>
 
       // The mock's clock runs ahead of the browser's: waits must follow its Date header.
       expect(logs.join('\n')).toMatch(/held for \d+ ms/);
-      // At most the 5 s left of the mock's minute, and the 2 s of skew not corrected.
+      // At most the 5 s left of the mock's minute, and up to a second more: a Date has whole seconds.
       expect(logs.join('\n')).not.toMatch(/(?:waits|held for) (?:[8-9]\d{3}|\d{5,}) ms/);
     } finally {
       await browser.close();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HORIZON_MS, parseRetryAfter, readTiming } from '../src/headers.js';
+import { HORIZON_MS, parseRetryAfter, readTiming, serviceClock } from '../src/headers.js';
 
 // The test's own clock, in whole seconds: every time below is relative to it.
 const now = Math.floor(Date.now() / 1000) * 1000;
@@ -110,9 +110,29 @@ describe('readTiming', () => {
     expect(readTiming(headers, 200, now).window?.resetInMs).toBe(5000);
   });
 
-  it('keeps the local clock when Date is within two seconds of it', () => {
-    const headers = new Headers({ date: new Date(now - 1500).toUTCString(), ...window(0, 5) });
+  it('never reads the service’s clock ahead of its Date, however little the clocks differ', () => {
+    // Arriving a second after the second its Date names: read on the local clock, the reset
+    // would come up to a second early.
+    const headers = new Headers({ date: httpDate(-1000), ...window(0, 5) });
+    expect(readTiming(headers, 429, now).retryAfter?.ms).toBe(6000);
+    // Without a Date, the local clock is all there is.
+    headers.delete('date');
     expect(readTiming(headers, 429, now).retryAfter?.ms).toBe(5000);
+  });
+
+  it('takes the least lead of the local clock over recent answers, growing 10 ms a second', () => {
+    const clock = serviceClock();
+    // An answer whose Date names second `at` of the service, arriving `lead` ms after it.
+    const until = (at: number, lead: number) => {
+      const headers = new Headers({ date: httpDate(at), ...window(0, 60) });
+      return readTiming(headers, 200, now + at + lead, now + at + lead, clock).window?.resetInMs;
+    };
+    expect(until(0, 900)).toBe(60_000);
+    expect(until(0, 200)).toBe(60_000);
+    // 600 ms after second 1: the lead of 200 ms, grown by 14 ms since, binds.
+    expect(until(1000, 600)).toBe(60_000 - 1000 - 386);
+    // A lead more than a second beyond it proves it stale (the local clock was set forward).
+    expect(until(2000, 3000)).toBe(60_000 - 2000);
   });
 });
 

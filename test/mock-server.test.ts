@@ -24,9 +24,8 @@ const runCli = (args: string[]) =>
 
 describe('loopback mock server', () => {
   it('holds concurrent calls within the budget, so none meets a 429 (real clock)', async () => {
-    // Put the mock's clock one second before the end of its minute window.
-    // Ahead of the local clock by two seconds at least, so that the client
-    // corrects by the mock's Date (a smaller skew is taken for rounding).
+    // Put the mock's clock one second before the end of its minute window,
+    // ahead of the local clock: the client reads the reset on the mock's clock.
     let offset = 59_000 - (Date.now() % 60_000);
     if (offset < 2_000) offset += 60_000;
     const mock = await startMockServer({
@@ -60,6 +59,31 @@ describe('loopback mock server', () => {
       await mock.close();
     }
   });
+
+  it('meets no 429 when the local clock is a second ahead of the service’s (real clock)', async () => {
+    const mock = await startMockServer({
+      limits: { perMinute: 3, windowMs: 2000 },
+      now: () => Date.now() - 1000,
+    });
+    try {
+      const statuses: number[] = [];
+      const sdk = new PetsClient({
+        apiKey: 'k',
+        baseUrl: mock.url,
+        logLevel: 'off',
+        fetch: async (url, init) => {
+          const response = await fetch(url, init);
+          statuses.push(response.status);
+          return response;
+        },
+      });
+      const results = await Promise.allSettled(Array.from({ length: 9 }, () => sdk.listPets()));
+      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect(statuses).toEqual(Array(9).fill(200));
+    } finally {
+      await mock.close();
+    }
+  }, 20_000);
 
   it('turns an exhausted daily limit into a fast RateLimitError without another request', async () => {
     const mock = await startMockServer({ limits: { perMinute: 5, perDay: 1 } });

@@ -78,11 +78,13 @@ import { root } from './pack.js';
  * tracing option with no provider warned of; 23.50 kB measured up front,
  * 31.37 kB in all, 30.83 kB plain). Then 0.25 kB for the key redacted in
  * HTML's named character references, whose names hardly compress (23.73 kB
- * measured up front, 31.59 kB in all, 31.06 kB plain).
+ * measured up front, 31.59 kB in all, 31.06 kB plain), and 0.1 kB for the
+ * service's clock read from every Date, never ahead of it (23.79 kB up
+ * front, 31.66 kB in all, 31.10 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 23.8 * 1024, total: 31.8 * 1024, plain: 31.1 * 1024 };
+export const BUDGET = { initial: 23.9 * 1024, total: 31.9 * 1024, plain: 31.2 * 1024 };
 
 export interface Size {
   minified: number;
