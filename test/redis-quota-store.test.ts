@@ -3,7 +3,7 @@
 // processes, and Redis paused or gone.
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { AnimalStoreError, PetsClient, RateLimitError } from '../src/index.js';
 import { startMockServer } from '../src/mock/index.js';
 import type { Admission, QuotaStore } from '../src/quota/store.js';
@@ -534,6 +534,51 @@ describe('when Redis is slow or gone', () => {
     // Woken by the answer itself, not by a timer.
     expect(woken).toBeGreaterThan(before);
     unwatch();
+  });
+
+  it('wakes a call it turned away before Redis may be asked again, though a timer runs ahead of the clock', async () => {
+    const node = await connectNodeRedis(paused.url);
+    closers.push(() => node.quit());
+    let down = false;
+    const scripts: RedisScripts = {
+      eval: (script, keys, args) =>
+        down
+          ? Promise.reject(new Error('Socket closed unexpectedly'))
+          : node.eval(script, { keys, arguments: args }),
+    };
+    const store = new RedisQuotaStore({
+      client: scripts,
+      prefix: 't:turned-away:',
+      logger: { error: () => {}, warn: () => {} },
+    });
+    closers.push(() => store.close());
+    await saw(store, window(5, 60_000));
+    // As a held call does: asks again each time it is woken.
+    let admitted: (() => void) | undefined;
+    const unwatch = store.watch(BUCKET, () => {
+      void store.admit(BUCKET, { leaseMs: 10_000 }).then((answer) => {
+        if ('lease' in answer) admitted?.();
+      });
+    });
+    down = true;
+    expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
+    down = false;
+    // The wall clock 20 ms behind the timers: the wake-up comes before Redis may be asked.
+    const now = Date.now.bind(Date);
+    const lag = vi.spyOn(Date, 'now').mockImplementation(() => now() - 20);
+    try {
+      const started = performance.now();
+      const took = await Promise.race([
+        new Promise<number>((resolve) => {
+          admitted = () => resolve(performance.now() - started);
+        }),
+        sleep(3_000).then(() => Number.POSITIVE_INFINITY),
+      ]);
+      expect(took).toBeLessThan(1_000);
+    } finally {
+      unwatch();
+      lag.mockRestore();
+    }
   });
 
   it('teaches a Redis that restarted empty the leases still in flight', async () => {

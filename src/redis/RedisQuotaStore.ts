@@ -214,6 +214,13 @@ export class RedisQuotaStore implements QuotaStore {
     return redis.eval(script.source, keys, args);
   }
 
+  /** Held calls ask again in `ms`. */
+  #wakeIn(ms: number): void {
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => this.#wakeAll(), ms);
+    unref(this.#retry);
+  }
+
   /** Every call waiting on this store asks again. */
   #wakeAll(): void {
     for (const watch of this.#watches.values()) {
@@ -237,7 +244,11 @@ export class RedisQuotaStore implements QuotaStore {
   async #shared<T>(work: () => Promise<T>, admitting = false): Promise<T> {
     const now = Date.now();
     if (this.#closed) throw new RedisUnavailable('the store is closed');
-    if (admitting && this.#downUntil > now) throw new RedisUnavailable('Redis is unreachable');
+    if (admitting && this.#downUntil > now) {
+      // Its call asks again once Redis may be asked (a timer may wake it before the clock says so).
+      this.#wakeIn(this.#downUntil - now + 1);
+      throw new RedisUnavailable('Redis is unreachable');
+    }
     if (admitting && this.#downUntil > 0) this.#downUntil = now + RETRY_MS;
     const sent = this.#downSince;
     try {
@@ -271,10 +282,7 @@ export class RedisQuotaStore implements QuotaStore {
       const first = this.#downUntil === 0;
       if (first) this.#downSince++;
       this.#downUntil = Date.now() + RETRY_MS;
-      // Held calls ask again once Redis may be asked again.
-      clearTimeout(this.#retry);
-      this.#retry = setTimeout(() => this.#wakeAll(), RETRY_MS);
-      unref(this.#retry);
+      this.#wakeIn(RETRY_MS);
       if (first) {
         // node-redis's message for a client never connected says only that it is closed.
         const hint = /client is closed/i.test(describe(error))
@@ -330,7 +338,8 @@ export class RedisQuotaStore implements QuotaStore {
           'This RedisQuotaStore was closed: close it only after the last call of the clients that use it.',
         );
       }
-      // Untimed: the call waits at most its maxRetryDelayMs for Redis to answer.
+      // Untimed: the call waits at most its maxRetryDelayMs for Redis to answer, asking again.
+      this.#untimed.add(bucket);
       return { reason: 'budget-unknown' };
     }
   }
