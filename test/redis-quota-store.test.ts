@@ -556,9 +556,12 @@ describe('when Redis is slow or gone', () => {
     // As a held call does: asks again each time it is woken.
     let admitted: (() => void) | undefined;
     const unwatch = store.watch(BUCKET, () => {
-      void store.admit(BUCKET, { leaseMs: 10_000 }).then((answer) => {
-        if ('lease' in answer) admitted?.();
-      });
+      store
+        .admit(BUCKET, { leaseMs: 10_000 })
+        .then((answer) => {
+          if ('lease' in answer) admitted?.();
+        })
+        .catch(() => {});
     });
     down = true;
     expect(await store.admit(BUCKET, { leaseMs: 10_000 })).toEqual({ reason: 'budget-unknown' });
