@@ -43,6 +43,22 @@ async function clientOf(kind: Kind, url = server.url): Promise<RedisClient> {
   return client;
 }
 
+/** A client of `store` whose fetch records each URL and answers an empty list. */
+function recordingClient(store: QuotaStore) {
+  const sent: string[] = [];
+  const client = new PetsClient({
+    apiKey: 'sk_recording_key',
+    baseUrl: 'http://127.0.0.1:9/v1',
+    quotaStore: store,
+    logLevel: 'off',
+    fetch: async (input) => {
+      sent.push(input);
+      return new Response('[]');
+    },
+  });
+  return { client, sent };
+}
+
 interface Lines {
   error: string[];
   warn: string[];
@@ -194,17 +210,7 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     closers.push(() => admin.sendCommand(['ACL', 'DELUSER', user]));
     const url = server.url.replace('redis://', `redis://${user}:pw@`);
     const { store, lines } = await storeOf(kind, { url });
-    const sent: string[] = [];
-    const client = new PetsClient({
-      apiKey: 'sk_noeval_key',
-      baseUrl: 'http://127.0.0.1:9/v1',
-      quotaStore: store,
-      logLevel: 'off',
-      fetch: async (input) => {
-        sent.push(input);
-        return new Response('[]');
-      },
-    });
+    const { client, sent } = recordingClient(store);
     const started = Date.now();
     const error = await client.listPets().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AnimalStoreError);
@@ -862,14 +868,21 @@ describe('RedisQuotaStore options', () => {
     ).toThrow(/without braces/);
   });
 
-  it('says to connect a node-redis client that never was', async () => {
-    const lines: string[] = [];
-    const store = new RedisQuotaStore({
-      client: createClient({ url: server.url }),
-      logger: { error: (l) => lines.push(l), warn: (l) => lines.push(l) },
-    });
-    expect(await store.admit(BUCKET, { leaseMs: 1000 })).toEqual({ reason: 'budget-unknown' });
-    expect(lines).toEqual([expect.stringMatching(/await client\.connect\(\)/)]);
+  it('fails a call at once, saying to connect it, on a node-redis client that never was; works once it is', async () => {
+    const raw = createClient({ url: server.url });
+    const store = new RedisQuotaStore({ client: raw, logger: { error: () => {}, warn: () => {} } });
+    const { client, sent } = recordingClient(store);
+    const started = Date.now();
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect(error).not.toBeInstanceOf(RateLimitError);
+    expect((error as Error).message).toMatch(/not connected .*await client\.connect\(\)/);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(sent).toEqual([]);
+    await raw.connect();
+    closers.push(() => raw.quit());
+    await expect(client.listPets()).resolves.toEqual([]);
+    expect(sent).toHaveLength(1);
   });
 
   it('is a QuotaStore a client takes, and admits its calls', async () => {

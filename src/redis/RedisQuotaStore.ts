@@ -158,6 +158,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** Leases Redis granted after the store stopped waiting for them, for the next call. */
   readonly #spares: Array<{ bucket: string; lease: string; strikes: number }> = [];
   #closed = false;
+  /** Redis has answered this store once: a client closed since may be mid-failover, not misused. */
+  #answered = false;
 
   constructor(options: RedisQuotaStoreOptions) {
     const redis = adapt(options?.client);
@@ -253,6 +255,7 @@ export class RedisQuotaStore implements QuotaStore {
     const sent = this.#downSince;
     try {
       const result = await work();
+      this.#answered = true;
       // Back only once a call sent since it failed is answered.
       if (this.#downUntil > 0 && sent === this.#downSince) {
         this.#downUntil = 0;
@@ -279,18 +282,21 @@ export class RedisQuotaStore implements QuotaStore {
           { cause: error },
         );
       }
+      // node-redis's error for a client never connected: waiting does not cure it either.
+      if (!this.#answered && /client is closed/i.test(describe(error))) {
+        throw new AnimalStoreError(
+          `The Redis client given to RedisQuotaStore is not connected (${describe(error)}): connect it first (await client.connect()) and keep it open while the store is used. Nothing was sent.`,
+          { cause: error },
+        );
+      }
       const first = this.#downUntil === 0;
       if (first) this.#downSince++;
       this.#downUntil = Date.now() + RETRY_MS;
       this.#wakeIn(RETRY_MS);
       if (first) {
-        // node-redis's message for a client never connected says only that it is closed.
-        const hint = /client is closed/i.test(describe(error))
-          ? ' Connect the client before passing it (await client.connect()).'
-          : '';
         this.#log(
           'error',
-          `The Redis quota store failed (${describe(error)}); this process sends no new request until Redis answers again (what the other processes spend cannot be known without it).${hint}`,
+          `The Redis quota store failed (${describe(error)}); this process sends no new request until Redis answers again (what the other processes spend cannot be known without it).`,
         );
       }
       throw new RedisUnavailable(describe(error));
