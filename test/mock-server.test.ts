@@ -316,6 +316,11 @@ describe('animal-store-mock on the command line', () => {
       expect((error as Error).message).toBe(
         `port ${port} of 127.0.0.1 is in use: pick another, or 0 for a free one.`,
       );
+      expect(JSON.parse(JSON.stringify(error))).toEqual({
+        name: 'MockServerOptionError',
+        message: (error as Error).message,
+        cause: expect.stringContaining('EADDRINUSE'),
+      });
       const result = await runCli(['--port', new URL(taken.url).port]);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('is in use');

@@ -174,6 +174,12 @@ describe('msw missing', () => {
     const error = mswMissingError(new Error("Cannot find package 'msw'"));
     expect(error).toBeInstanceOf(AnimalStoreError);
     expect(error).toMatchObject({ name: 'MswMissingError', code: 'ERR_ANIMAL_STORE_MSW_MISSING' });
+    expect(JSON.parse(JSON.stringify(error))).toEqual({
+      name: 'MswMissingError',
+      message: expect.stringContaining('needs msw 2'),
+      code: 'ERR_ANIMAL_STORE_MSW_MISSING',
+      cause: "Error: Cannot find package 'msw'",
+    });
     expect(new Error('other')).not.toBeInstanceOf(AnimalStoreError);
   });
 });

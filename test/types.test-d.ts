@@ -2,6 +2,7 @@ import { describe, expectTypeOf, it } from 'vitest';
 import type * as z from 'zod/mini';
 import type { components, operations } from '../generated/schema.js';
 import type {
+  AnimalStoreError,
   ListPetsParams,
   NewPet,
   Pet,
@@ -9,6 +10,7 @@ import type {
   PetsClient,
   RequestOptions,
 } from '../src/index.js';
+import type { MockServerOptionError } from '../src/mock/index.js';
 import type {
   ErrorSchema,
   NewPetSchema,
@@ -36,6 +38,11 @@ describe('schemas match the generated types', () => {
 });
 
 describe('public types', () => {
+  it("types the mock's option error as an AnimalStoreError and a RangeError", () => {
+    expectTypeOf<MockServerOptionError>().toMatchTypeOf<AnimalStoreError>();
+    expectTypeOf<MockServerOptionError>().toMatchTypeOf<RangeError>();
+  });
+
   it('derives Pet, NewPet, PetStatus and ListPetsParams from the generated types', () => {
     expectTypeOf<PetStatus>().toEqualTypeOf<'available' | 'pending' | 'sold'>();
     expectTypeOf<Pet['id']>().toEqualTypeOf<number>();

@@ -2,9 +2,20 @@
 // the SDK's too without the mock importing the client.
 const BRANDS = Symbol.for('@animal-store/sdk/error-brands');
 
-/** Marks `error` as an `AnimalStoreError` (and a `brand`), for `instanceof` in either build. */
+/** Marks `error` as an `AnimalStoreError` (and a `brand`), for `instanceof` in either build, and gives it `toJSON` as theirs. */
 export function branded<E extends Error>(error: E, brand: string): E {
-  return Object.defineProperty(error, BRANDS, { value: [brand, 'AnimalStoreError'] });
+  const toJSON = () => {
+    const { cause } = error;
+    const json: Record<string, unknown> = { name: error.name, message: error.message };
+    Object.assign(json, error);
+    if (cause !== undefined)
+      json.cause = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    return json;
+  };
+  return Object.defineProperties(error, {
+    [BRANDS]: { value: [brand, 'AnimalStoreError'] },
+    toJSON: { value: toJSON },
+  });
 }
 
 /**
@@ -15,6 +26,8 @@ export function branded<E extends Error>(error: E, brand: string): E {
  */
 export class MockServerOptionError extends RangeError {
   override name = 'MockServerOptionError';
+  /** What `JSON.stringify(error)` gives: `name`, `message`, `cause` as a string. */
+  declare toJSON: () => Record<string, unknown>;
 
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
