@@ -279,7 +279,8 @@ function rateLimitAdvice(response: FailedResponse): string {
       ? `The service asks to wait ${askedMs} ms; after 429s in a row the key waits ${wait} ms`
       : `The service asks to wait ${wait} ms`;
   if (response.tooLongToWait) {
-    return ` ${asks}, longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
+    const until = new Date(Date.now() + wait).toISOString();
+    return ` ${asks} (until ${until}), longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
   }
   return ` ${asks}${tried}`;
 }

@@ -269,13 +269,14 @@ function distance(a: string, b: string): number {
   return row[y.length]!;
 }
 
-/** The known name `name` is likely meant for: the nearest, or one holding it whole. */
+/** The known name `name` is likely meant for: the nearest, or one holding it whole or held in it. */
 function nearest(name: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let least = Number.POSITIVE_INFINITY;
   for (const candidate of names) {
-    const holds = name.length >= 3 && candidate.toLowerCase().includes(name.toLowerCase());
-    const d = holds ? candidate.length - name.length : distance(name, candidate);
+    const [a, b] = [name.toLowerCase(), candidate.toLowerCase()];
+    const holds = Math.min(a.length, b.length) >= 3 && (b.includes(a) || a.includes(b));
+    const d = holds ? Math.abs(b.length - a.length) : distance(name, candidate);
     const near = d <= Math.ceil(Math.max(name.length, candidate.length) / 3);
     if ((holds || near) && d < least) {
       best = candidate;
@@ -397,18 +398,21 @@ export function resolveBaseUrl(settings: ClientSettings): string {
 }
 
 function checkBaseUrl(baseUrl: string, where: string, settings: ClientSettings): string {
+  // `localhost:4010/v1` parses with the protocol `localhost:`, `127.0.0.1:4010/v1` not at all.
+  const host = /^([\w.-]+)(?::\d+)?(?:\/|$)/.exec(baseUrl)?.[1];
+  const meant = host ? ` (did you mean ${isLoopback(host) ? 'http' : 'https'}://${baseUrl}?)` : '';
   let url: URL;
   try {
     const location = (globalThis as { location?: { href?: string } }).location?.href;
     url = new URL(baseUrl, location);
   } catch (cause) {
     throw new AnimalStoreError(
-      `Invalid ${where} ${JSON.stringify(baseUrl)}: expected an absolute URL such as 'https://api.example.com/v1'.`,
+      `Invalid ${where} ${JSON.stringify(baseUrl)}: expected an absolute URL such as 'https://api.example.com/v1'${meant}.`,
       { cause },
     );
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    fail(`Invalid ${where}: the protocol must be https: or http:, got ${url.protocol}.`);
+    fail(`Invalid ${where}: the protocol must be https: or http:, got ${url.protocol}${meant}.`);
   }
   if (url.username || url.password) {
     fail(`Invalid ${where}: it must not carry credentials; pass the key as apiKey.`);

@@ -58,6 +58,21 @@ describe('baseUrl checks', () => {
     ['another protocol', 'ftp://example.com/v1', /protocol/],
     ['credentials in the URL', 'https://user:pw@example.com/v1', /credentials/],
     ['a query', 'https://example.com/v1?x=1', /query/],
+    [
+      'a loopback host without http://',
+      'localhost:4010/v1',
+      /\(did you mean http:\/\/localhost:4010\/v1\?\)/,
+    ],
+    [
+      'an address without http://',
+      '127.0.0.1:4010/v1',
+      /\(did you mean http:\/\/127\.0\.0\.1:4010\/v1\?\)/,
+    ],
+    [
+      'a host without https://',
+      'api.example.com/v1',
+      /\(did you mean https:\/\/api\.example\.com\/v1\?\)/,
+    ],
   ])('refuses %s', (_, baseUrl, message) => {
     expect(() => make({ baseUrl })).toThrow(AnimalStoreError);
     expect(() => make({ baseUrl })).toThrow(message);
@@ -119,12 +134,12 @@ describe('other options', () => {
     const { warnings, logger } = warningsLogger();
     const stub = scriptedFetch().thenAlways(json([]));
     const client = clientWith(stub.fetch, { logger, logLevel: 'warn' });
-    const typo = { timeout: 5 } as object;
+    const typo = { timeout: 5, abortSignal: new AbortController().signal } as object;
     await client.listPets({}, typo);
     await client.listPets({}, typo);
     await client.listPets({}, { timeoutMs: 5_000 });
     expect(warnings).toEqual([
-      '[animal-store] Unknown listPets options were ignored: "timeout" (did you mean timeoutMs?).',
+      '[animal-store] Unknown listPets options were ignored: "timeout" (did you mean timeoutMs?), "abortSignal" (did you mean signal?).',
     ]);
   });
 

@@ -86,7 +86,7 @@ describe('client-wide cooldown', () => {
     const stub = scriptedFetch(apiError(429, { 'retry-after': '600' })).thenAlways(json([rex]));
     const client = clientWith(stub.fetch, { maxRetryDelayMs: 1000 });
     await expect(client.listPets()).rejects.toThrow(
-      /asks to wait 600000 ms, longer than maxRetryDelayMs \(1000 ms\), so the client did not wait\. Raise maxRetryDelayMs to wait that long, or try again later\.$/,
+      /asks to wait 600000 ms \(until \d{4}-\d\d-\d\dT[\d:.]+Z\), longer than maxRetryDelayMs \(1000 ms\), so the client did not wait\. Raise maxRetryDelayMs to wait that long, or try again later\.$/,
     );
     await expect(client.listPets()).rejects.toBeInstanceOf(RateLimitError);
     expect(stub.received).toHaveLength(1);
