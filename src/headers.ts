@@ -85,7 +85,7 @@ export function serviceClock() {
   /** The service's time at local `nowMs`, at the earliest; the local clock while no `Date` is usable. */
   return (headers: Headers, nowMs: number, tookMs: number, ignored: string[]): number => {
     const date = headers.get('date');
-    const lead = nowMs - (date === null ? Number.NaN : Date.parse(date));
+    const lead = nowMs - httpDate(date);
     let bound = kept + Math.max(0, nowMs - keptAt) / 100;
     if (Math.abs(lead) > HORIZON_MS) {
       ignored.push(`Date ${excerpt(date ?? '')} (more than a day from the local clock)`);
@@ -97,13 +97,24 @@ export function serviceClock() {
   };
 }
 
+/**
+ * An HTTP-date (RFC 9110: IMF-fixdate, RFC 850's or asctime's form, all in GMT) in epoch ms, else
+ * NaN. Date.parse alone accepts far too much, and reads asctime's, which names no zone, as local.
+ */
+function httpDate(value: string | null): number {
+  const text =
+    value && /^\s*[a-z]{3} [a-z]{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$/i.test(value)
+      ? `${value} GMT`
+      : value;
+  return text && /GMT\s*$/i.test(text) ? Date.parse(text) : Number.NaN;
+}
+
+/** A wait in delta-seconds, or until an HTTP-date; a date already past is no usable wait (the clocks may differ). */
 function parseOne(value: string, serverMs: number): number | undefined {
   const delta = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
   if (delta) return Math.ceil(Number(delta[1]) * 1000);
-  // An HTTP-date always names a weekday and GMT; Date.parse alone accepts far too much.
-  if (!/GMT\s*$/i.test(value)) return undefined;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - serverMs);
+  const at = httpDate(value);
+  return at > serverMs ? at - serverMs : undefined;
 }
 
 /** Milliseconds to wait for a `Retry-After` (seconds or HTTP-date); sent more than once, the longest. */

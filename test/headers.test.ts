@@ -4,6 +4,11 @@ import { HORIZON_MS, parseRetryAfter, readTiming, serviceClock } from '../src/he
 // The test's own clock, in whole seconds: every time below is relative to it.
 const now = Math.floor(Date.now() / 1000) * 1000;
 const httpDate = (offsetMs: number) => new Date(now + offsetMs).toUTCString();
+/** An HTTP-date in asctime's form (`Sun Nov  6 08:49:37 1994`): no zone, meaning GMT. */
+const asctime = (offsetMs: number) => {
+  const [day, date, month, year, time] = new Date(now + offsetMs).toUTCString().split(' ');
+  return `${day?.slice(0, 3)} ${month} ${String(Number(date)).padStart(2, ' ')} ${time} ${year}`;
+};
 const seconds = (offset: number) => String(now / 1000 + offset);
 const window = (remaining: number, resetIn: number) => ({
   'x-ratelimit-limit': '60',
@@ -19,7 +24,7 @@ describe('parseRetryAfter', () => {
     ['1.5', 1500],
     ['0.0001', 1],
     [httpDate(30_000), 30_000],
-    [httpDate(-3_600_000), 0],
+    [asctime(30_000), 30_000],
     ['5, 5', 5000],
     ['2, 9', 9000],
     [`${httpDate(10_000)}, ${httpDate(20_000)}`, 20_000],
@@ -27,12 +32,42 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(value, now)).toBe(ms);
   });
 
-  it.each([null, '', '-1', '-5', 'soon', 'NaN', '1e3', 'Infinity', '2026-01-01', '12:00:30'])(
-    'finds %j unusable',
-    (value) => {
-      expect(parseRetryAfter(value, now)).toBeUndefined();
-    },
-  );
+  it("reads RFC 850's form of an HTTP-date, the third that RFC 9110 accepts", () => {
+    const at = Date.UTC(1994, 10, 6, 8, 49, 7);
+    expect(parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', at)).toBe(30_000);
+  });
+
+  it('reads an asctime date as GMT, whatever the local time zone', () => {
+    const zone = process.env.TZ;
+    try {
+      for (const tz of ['Asia/Tokyo', 'America/Los_Angeles', 'UTC']) {
+        process.env.TZ = tz;
+        expect(parseRetryAfter(asctime(30_000), now), tz).toBe(30_000);
+        const headers = new Headers({ date: asctime(0), ...window(0, 5) });
+        expect(readTiming(headers, 429, now).retryAfter?.ms, tz).toBe(5000);
+      }
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
+
+  it.each([
+    null,
+    '',
+    '-1',
+    '-5',
+    'soon',
+    'NaN',
+    '1e3',
+    'Infinity',
+    '2026-01-01',
+    '12:00:30',
+    httpDate(-3_600_000),
+    httpDate(0),
+  ])('finds %j unusable', (value) => {
+    expect(parseRetryAfter(value, now)).toBeUndefined();
+  });
 });
 
 describe('readTiming', () => {
