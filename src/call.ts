@@ -36,7 +36,7 @@ const HOLDS: Record<HoldReason, string> = {
   'no-response':
     'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
   'budget-exhausted':
-    'no requests remain in the rate-limit window until it ends (as stated, as learnt where none is, or as a quota store that lost its count must take it)',
+    'no requests remain in the rate-limit window until it ends (as stated, as learnt where none is, or as a store that lost count takes it)',
   'budget-in-flight':
     'the requests left in the rate-limit window (as stated, or as learnt where none is) are all in flight',
   'budget-unknown':

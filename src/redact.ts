@@ -17,13 +17,20 @@ function base64(secret: string): string[] {
     const part = run.slice(Math.ceil(shift / 0.75), Math.floor((shift + bytes.length) / 0.75));
     // A short key's would match where it is not (and a key under 12 characters counts only alone).
     if (part.length < 12) return [];
-    return [part, part.replace(/\+/g, '-').replace(/\//g, '_')].map(literal);
+    // Wrapped (MIME's lines, PEM's): white space may stand between any two of its characters.
+    const spaced = (text: string) => [...text].map(literal).join('\\s*');
+    return [part, part.replace(/\+/g, '-').replace(/\//g, '_')].map(spaced);
   });
 }
 
+// Characters a reader does not see, which may stand between two of the key's: NUL (UTF-16 read as
+// bytes) and the zero-width ones.
+const UNSEEN = '[\\0\\u200b-\\u200d\\u2060\\ufeff]*';
+
 /**
- * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded,
- * JSON-escaped or an HTML character reference (by number or name), any case; or the whole in base64.
+ * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded (once or
+ * twice), in hex (bare or `\x`), escaped (`\u`, `\u{}`) or an HTML character reference (by number or
+ * name), any case, unseen characters between; or the whole in base64, wrapped or not.
  */
 export function spellings(secret: string): RegExp {
   // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
@@ -35,10 +42,12 @@ export function spellings(secret: string): RegExp {
       for (const [, name, named] of NAMED.matchAll(/([A-Za-z]+)([^A-Za-z])/g)) {
         if (named === char) forms.push(`&${name};?`);
       }
-      forms.push([...new TextEncoder().encode(char)].map((byte) => `%${hex(byte, 2)}`).join(''));
+      const bytes = [...new TextEncoder().encode(char)].map((byte) => hex(byte, 2));
+      for (const before of ['%', '%25', '', '\\\\x']) forms.push(before + bytes.join(before));
       forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
+      forms.push(`\\\\u\\{0*${code.toString(16)}\\}`);
       if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);
-      source += `(?:${forms.join('|')})`;
+      source += `${source && UNSEEN}(?:${forms.join('|')})`;
     }
     return source;
   });

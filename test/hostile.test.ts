@@ -125,6 +125,29 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
     .replace(/\//g, '&sol;')
     .replace(/\+/g, '&plus;')
     .replace(/=/g, '&equals;');
+  // What a dump of bytes or a debug page may show: hex (bare, `\x`), percent-encoding twice, `\u{}`,
+  // UTF-16 read as single bytes, zero-width characters between, base64 wrapped every 16.
+  const bytes = [...Buffer.from(KEY)].map((byte) => byte.toString(16).padStart(2, '0'));
+  const dumped = [
+    bytes.join('').toUpperCase(),
+    bytes.map((byte) => `\\x${byte}`).join(''),
+    bytes.map((byte) => `%25${byte}`).join(''),
+    [...KEY].map((c) => `\\u{${c.charCodeAt(0).toString(16)}}`).join(''),
+    Buffer.from(KEY, 'utf16le').toString('latin1'),
+    [...KEY].join('\u200b'),
+    Buffer.from(`user:${KEY}`).toString('base64').replace(/.{16}/g, '$&\r\n'),
+  ];
+
+  it.each(dumped)('keeps it out of the error when a text body holds it as %j', async (form) => {
+    const stub = scriptedFetch(new Response(`debug: ${form}`, { status: 500 }));
+    const error = await clientWith(stub.fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    const { rawBody, message } = error as ApiError;
+    expect(rawBody).toContain('[redacted]');
+    for (const text of [rawBody, message]) expect(text).not.toContain(form.slice(0, 24));
+  });
 
   it.each([
     [
@@ -1506,7 +1529,7 @@ describe('a broken store, an odd status and a flooding body', () => {
     const error = (await call) as RateLimitError;
     expect(error).toBeInstanceOf(RateLimitError);
     expect(error.message).toMatch(
-      /The service asks to wait 100 ms; after 429s in a row the key waits \d+ ms, longer than maxRetryDelayMs/,
+      /The service asks to wait 100 ms; after 429s in a row the key waits \d+ ms \(until [^)]+\), longer than maxRetryDelayMs/,
     );
     expect(error.retryAfterMs).toBeGreaterThan(3_000);
     vi.useRealTimers();

@@ -80,11 +80,15 @@ import { root } from './pack.js';
  * HTML's named character references, whose names hardly compress (23.73 kB
  * measured up front, 31.59 kB in all, 31.06 kB plain), and 0.1 kB for the
  * service's clock read from every Date, never ahead of it (23.79 kB up
- * front, 31.66 kB in all, 31.10 kB plain).
+ * front, 31.66 kB in all, 31.10 kB plain), and 0.27 kB for HTTP-dates in
+ * all three forms, the key's spellings in dumps (hex, `\x`, `\u{}`, twice
+ * percent-encoded, unseen characters between, wrapped base64) and messages
+ * that name the address or option meant (24.06 kB up front, 31.92 kB in all,
+ * 31.37 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 23.9 * 1024, total: 31.9 * 1024, plain: 31.2 * 1024 };
+export const BUDGET = { initial: 24.15 * 1024, total: 32.0 * 1024, plain: 31.45 * 1024 };
 
 export interface Size {
   minified: number;
