@@ -12,6 +12,7 @@ import {
   type Observation,
   type QuotaStore,
 } from './store.js';
+import { type Threads, threadsOf } from './threads.js';
 
 /** Back-off after a failure: from 500 ms, doubling up to 8 s, never shorter than 100 ms. */
 const BACKOFF_BASE_MS = 500;
@@ -170,6 +171,7 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 
 /** Each bucket's cooldown in this process: told to the key's clients on any store but a `MemoryQuotaStore` made for them, should theirs be slow, lose a 429, or never see it. */
 const cooldowns = shared('quota-cooldowns', () => new Map<string, number>());
+let threads: Threads | undefined; // opened by the first client that shares `cooldowns`
 
 const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 
@@ -231,6 +233,7 @@ export class Quota {
     this.#bucket = bucket;
     this.#remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
     this.#shared = this.#remote || store === defaultQuotaStore();
+    if (this.#shared) threads ??= shared('quota-threads', () => threadsOf(cooldowns));
     if (typeof bucket !== 'string') {
       bucket.then(
         (name) => (this.#bucket = name),
@@ -348,6 +351,7 @@ export class Quota {
         const now = Date.now();
         for (const [name, until] of all) if (until <= now) all.delete(name);
         all.set(bucket, Math.max(now + Math.min(cooldownMs, HORIZON_MS), all.get(bucket) ?? 0));
+        if (threads?.peers) threads.tell(bucket, all.get(bucket) ?? now);
       }
       const recorded = settle(() => this.store.observe(bucket, lease, observation));
       const why = `the store did not record the response within timeoutMs (${timeoutMs} ms)`;

@@ -1,0 +1,49 @@
+// Worker threads of one process each load the SDK, with a default store of their own: a 429's
+// cooldown is told to the others over a BroadcastChannel, as clients of one thread share it.
+import { HORIZON_MS } from '../headers.js';
+
+/** This thread's line to the other threads of its process; `peers` once one has answered. */
+export interface Threads {
+  peers: boolean;
+  tell(bucket: string, until: number): void;
+}
+
+type Channel = typeof BroadcastChannel & { prototype: { unref?: () => void } };
+
+/**
+ * Keeps `cooldowns` (bucket → end, epoch ms) in step with other threads'. None where a channel
+ * cannot be kept from holding the process open (only Node's, and Bun's, can be unref'd).
+ */
+export function threadsOf(cooldowns: Map<string, number>): Threads {
+  const threads: Threads = { peers: false, tell: () => undefined };
+  const Channel = (globalThis as { BroadcastChannel?: Channel }).BroadcastChannel;
+  if (typeof Channel?.prototype.unref !== 'function') return threads;
+  const channel = new Channel('@animal-store/sdk/cooldowns@1') as BroadcastChannel & {
+    unref(): void;
+  };
+  const send = (message: unknown) => {
+    try {
+      channel.postMessage(message);
+    } catch {}
+  };
+  threads.tell = (bucket, until) => send([bucket, until]);
+  channel.onmessage = ({ data }: MessageEvent<unknown>) => {
+    threads.peers = true;
+    const now = Date.now();
+    // A thread that starts is answered, and told the cooldowns under way.
+    if (data === 'hello') {
+      send('here');
+      for (const entry of cooldowns) if (entry[1] > now) send(entry);
+    }
+    const [bucket, until] = Array.isArray(data) ? (data as unknown[]) : [];
+    if (typeof bucket === 'string' && bucket.length <= 100 && typeof until === 'number') {
+      cooldowns.set(
+        bucket,
+        Math.max(cooldowns.get(bucket) ?? 0, Math.min(until, now + HORIZON_MS)),
+      );
+    }
+  };
+  channel.unref();
+  send('hello');
+  return threads;
+}
