@@ -81,7 +81,9 @@ export interface ClientOptions {
   /**
    * Time limit of each attempt, reading the body included. Waits between
    * attempts and holds before sending are not counted: to bound the whole
-   * call, pass `signal: AbortSignal.timeout(ms)` to it.
+   * call, pass `signal: AbortSignal.timeout(ms)` to it. `Infinity` sets no
+   * limit: while the key's budget is unknown, the calls of every client of
+   * the key then wait on an answer that may never come.
    * @default 30000
    */
   timeoutMs?: number | undefined;
