@@ -71,3 +71,31 @@ it('leaves a process free to exit once its clients are done', () => {
   const script = `import(${JSON.stringify(DIST)}).then(({ PetsClient }) => { new PetsClient({ apiKey: 'sk_exit_0123456789', baseUrl: 'http://127.0.0.1:9/v1' }); })`;
   expect(() => execFileSync(process.execPath, ['-e', script], { timeout: 10_000 })).not.toThrow();
 });
+
+it('takes only cooldowns from the channel, at most a day long and for at most 1,000 keys', async () => {
+  const { threadsOf } = await import('../src/quota/threads.js');
+  const cooldowns = new Map<string, number>();
+  threadsOf(cooldowns);
+  const other = new BroadcastChannel('@animal-store/sdk/cooldowns@1');
+  try {
+    const now = Date.now();
+    for (const junk of [
+      null,
+      'x',
+      {},
+      [1, 2],
+      ['b', 'soon'],
+      ['x'.repeat(101), now + 5000],
+      ['past', now - 1],
+    ])
+      other.postMessage(junk);
+    other.postMessage(['far', now + 10 * 86_400_000]);
+    for (let i = 0; i < 1500; i++) other.postMessage([`bucket-${i}`, now + 60_000]);
+    await sleep(300);
+    expect(cooldowns.size).toBe(1000);
+    expect(cooldowns.get('far')).toBeLessThanOrEqual(Date.now() + 86_400_000);
+    expect([...cooldowns.keys()].filter((name) => !/^(far|bucket-\d+)$/.test(name))).toEqual([]);
+  } finally {
+    other.close();
+  }
+});

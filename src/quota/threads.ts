@@ -36,12 +36,18 @@ export function threadsOf(cooldowns: Map<string, number>): Threads {
       for (const entry of cooldowns) if (entry[1] > now) send(entry);
     }
     const [bucket, until] = Array.isArray(data) ? (data as unknown[]) : [];
-    if (typeof bucket === 'string' && bucket.length <= 100 && typeof until === 'number') {
-      cooldowns.set(
-        bucket,
-        Math.max(cooldowns.get(bucket) ?? 0, Math.min(until, now + HORIZON_MS)),
-      );
+    if (
+      typeof bucket !== 'string' ||
+      bucket.length > 100 ||
+      !(typeof until === 'number' && until > now)
+    )
+      return;
+    // Bounded: past 1,000 keys, ended cooldowns go, and then a new one is not taken.
+    if (!cooldowns.has(bucket) && cooldowns.size >= 1000) {
+      for (const [name, end] of cooldowns) if (end <= now) cooldowns.delete(name);
+      if (cooldowns.size >= 1000) return;
     }
+    cooldowns.set(bucket, Math.max(cooldowns.get(bucket) ?? 0, Math.min(until, now + HORIZON_MS)));
   };
   channel.unref();
   send('hello');
