@@ -97,16 +97,32 @@ export function serviceClock() {
   };
 }
 
+const MONTHS = 'janfebmaraprmayjunjulaugsepoctnovdec';
+const FIXDATE = /^[a-z]{3,9}, (\d\d)[ -]([a-z]{3})[ -](\d\d|\d{4}) (\d\d):(\d\d):(\d\d) GMT$/i;
+const ASCTIME = /^[a-z]{3} ([a-z]{3}) ([ \d]\d) (\d\d):(\d\d):(\d\d) (\d{4})$/i;
+
 /**
- * An HTTP-date (RFC 9110: IMF-fixdate, RFC 850's or asctime's form, all in GMT) in epoch ms, else
- * NaN. Date.parse alone accepts far too much, and reads asctime's, which names no zone, as local.
+ * An HTTP-date in epoch ms (RFC 9110: IMF-fixdate, RFC 850's or asctime's form, all in GMT), else
+ * NaN. Read by the grammar: Date.parse accepts far more, and reads some of it on the local zone.
  */
 function httpDate(value: string | null): number {
-  const text =
-    value && /^\s*[a-z]{3} [a-z]{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$/i.test(value)
-      ? `${value} GMT`
-      : value;
-  return text && /GMT\s*$/i.test(text) ? Date.parse(text) : Number.NaN;
+  const text = value?.trim() ?? '';
+  const fix = FIXDATE.exec(text);
+  const asc = fix ? undefined : ASCTIME.exec(text);
+  const [day, month, year, ...time] = fix
+    ? fix.slice(1)
+    : asc
+      ? [asc[2], asc[1], asc[6], asc[3], asc[4], asc[5]]
+      : [];
+  const index = MONTHS.indexOf(month?.toLowerCase() ?? '-');
+  if (index % 3 !== 0 || !year) return Number.NaN;
+  // RFC 850's two digits: the latest such year not more than 50 years ahead.
+  let full = Number(year);
+  if (year.length === 2) full += 2000 - (full + 2000 > new Date().getUTCFullYear() + 50 ? 100 : 0);
+  const [h, m, sec] = time.map(Number);
+  const at = Date.UTC(full, index / 3, Number(day), h, m, sec);
+  const valid = new Date(at).getUTCDate() === Number(day) && h! < 24 && m! < 60 && sec! < 61;
+  return valid ? at : Number.NaN;
 }
 
 /** A wait in delta-seconds, or until an HTTP-date; a date already past is no usable wait (the clocks may differ). */
@@ -122,7 +138,7 @@ export function parseRetryAfter(value: string | null, serverMs: number): number 
   if (value === null) return undefined;
   let longest = parseOne(value, serverMs);
   if (longest !== undefined) return longest;
-  for (const [part] of value.matchAll(/(?:[A-Za-z]{3}\s*,)?[^,]+/g)) {
+  for (const [part] of value.matchAll(/\s*(?:[A-Za-z]{3,9}\s*,)?[^,]+/g)) {
     const ms = parseOne(part, serverMs);
     if (ms !== undefined && (longest === undefined || ms > longest)) longest = ms;
   }

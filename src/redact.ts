@@ -29,7 +29,7 @@ const UNSEEN = '[\\0\\u200b-\\u200d\\u2060\\ufeff]*';
 
 /**
  * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded (once or
- * twice), in hex (bare or `\x`), escaped (`\u`, `\u{}`) or an HTML character reference (by number or
+ * twice), in hex (`\x` each, or the whole bare, as a dump shows it), or as a list of bytes, escaped (`\u`, `\u{}`) or an HTML character reference (by number or
  * name), any case, unseen characters between; or the whole in base64, wrapped or not.
  */
 export function spellings(secret: string): RegExp {
@@ -43,7 +43,7 @@ export function spellings(secret: string): RegExp {
         if (named === char) forms.push(`&${name};?`);
       }
       const bytes = [...new TextEncoder().encode(char)].map((byte) => hex(byte, 2));
-      for (const before of ['%', '%25', '', '\\\\x']) forms.push(before + bytes.join(before));
+      for (const before of ['%', '%25', '\\\\x']) forms.push(before + bytes.join(before));
       forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
       forms.push(`\\\\u\\{0*${code.toString(16)}\\}`);
       if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);
@@ -51,5 +51,12 @@ export function spellings(secret: string): RegExp {
     }
     return source;
   });
-  return new RegExp([...new Set([...sources, ...base64(secret)])].join('|'), 'gi');
+  // Bare hex only whole, with any separator: a digit of the key read either as itself or as half
+  // of a byte would make a run of them tried every way.
+  const bytes = [...new TextEncoder().encode(secret)];
+  const each = '(?:[\\s:,.-]|0x)*';
+  const dumps = [bytes.map((byte) => hex(byte, 2)).join(each), bytes.join('\\s*,\\s*')];
+  // (Not for a key over 256 characters, which no dump of a request shows, and whose pattern would grow too deep.)
+  const all = [...sources, ...(secret.length > 256 ? [] : dumps), ...base64(secret)];
+  return new RegExp([...new Set(all)].join('|'), 'gi');
 }

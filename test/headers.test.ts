@@ -65,6 +65,10 @@ describe('parseRetryAfter', () => {
     '12:00:30',
     httpDate(-3_600_000),
     httpDate(0),
+    // Not HTTP-dates, though Date.parse reads them (the first on the local zone).
+    httpDate(30_000).replace('GMT', '(GMT'),
+    httpDate(30_000).replace(/\d\d (\w{3}) (\d{4})/, '31 Nov $2'),
+    '5:30 pm GMT',
   ])('finds %j unusable', (value) => {
     expect(parseRetryAfter(value, now)).toBeUndefined();
   });

@@ -38,7 +38,7 @@ export function threadsOf(cooldowns: Map<string, number>): Threads {
     const [bucket, until] = Array.isArray(data) ? (data as unknown[]) : [];
     if (
       typeof bucket !== 'string' ||
-      bucket.length > 100 ||
+      !/^[\w-]{1,100}$/.test(bucket) ||
       !(typeof until === 'number' && until > now)
     )
       return;

@@ -85,11 +85,14 @@ import { root } from './pack.js';
  * percent-encoded, unseen characters between, wrapped base64) and messages
  * that name the address or option meant (24.06 kB up front, 31.92 kB in all,
  * 31.37 kB plain), and 0.24 kB for worker threads told each other's
- * cooldowns (24.29 kB up front, 32.16 kB in all, 31.61 kB plain).
+ * cooldowns (24.29 kB up front, 32.16 kB in all, 31.61 kB plain), and
+ * 0.36 kB for HTTP-dates read by their grammar, not Date.parse, and the key
+ * redacted as a dump of its bytes shows it (24.66 kB up front, 32.52 kB in
+ * all, 31.97 kB plain).
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 24.4 * 1024, total: 32.25 * 1024, plain: 31.7 * 1024 };
+export const BUDGET = { initial: 24.75 * 1024, total: 32.6 * 1024, plain: 32.05 * 1024 };
 
 export interface Size {
   minified: number;
