@@ -187,9 +187,13 @@ export class Transport {
     const fetch = async (request: Request) => {
       if (exchange.holds?.() === false) throw new LeaseLapsed();
       const { within } = exchange;
-      const response = await (within
-        ? within(() => this.#dispatch(request))
-        : this.#dispatch(request));
+      let response: Response;
+      try {
+        response = await (within ? within(() => this.#dispatch(request)) : this.#dispatch(request));
+      } catch (error) {
+        // openapi-fetch reads a property of what was thrown: a bare null would fail there.
+        throw error ?? new TypeError(`fetch rejected with ${error}`);
+      }
       // `Response.error()`, or a custom fetch that resolved something else.
       if (response?.type === 'error')
         throw new TypeError('fetch failed (a network error response)');

@@ -615,6 +615,17 @@ describe('smaller ones', () => {
     expect(error).toBeInstanceOf(ConnectionError);
   });
 
+  it('reports a custom fetch rejecting null or undefined as a ConnectionError that says so', async () => {
+    for (const thrown of [null, undefined]) {
+      const fetch = () => Promise.reject(thrown);
+      const error = await clientWith(fetch, { maxRetries: 0 })
+        .listPets()
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ConnectionError);
+      expect((error as Error).message).toContain(`fetch rejected with ${thrown}`);
+    }
+  });
+
   it('rejects a call whose input has a getter that throws, sending nothing', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
     const params = Object.defineProperty({}, 'limit', {
