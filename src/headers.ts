@@ -82,10 +82,14 @@ const excerpt = (value: string) => JSON.stringify(value);
 export function serviceClock() {
   let kept = Number.POSITIVE_INFINITY;
   let keptAt = 0;
+  // A `Date` changes once a second: read again only when it changed.
+  let seen: string | null = null;
+  let seenMs = Number.NaN;
   /** The service's time at local `nowMs`, at the earliest; the local clock while no `Date` is usable. */
   return (headers: Headers, nowMs: number, tookMs: number, ignored: string[]): number => {
     const date = headers.get('date');
-    const lead = nowMs - httpDate(date);
+    if (date !== seen) [seen, seenMs] = [date, httpDate(date)];
+    const lead = nowMs - seenMs;
     let bound = kept + Math.max(0, nowMs - keptAt) / 100;
     if (Math.abs(lead) > HORIZON_MS) {
       ignored.push(`Date ${excerpt(date ?? '')} (more than a day from the local clock)`);
