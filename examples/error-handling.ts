@@ -12,6 +12,9 @@ import {
 import { startMockServer } from '@animal-store/sdk/mock';
 
 const mock = await startMockServer({ apiKeys: ['good-key'] });
+// A server that was there and is gone: its port now refuses connections.
+const gone = await startMockServer();
+await gone.close();
 
 async function explain(label: string, call: () => Promise<unknown>): Promise<void> {
   try {
@@ -55,7 +58,7 @@ try {
   await explain('nobody listening', () =>
     new PetsClient({
       apiKey: 'good-key',
-      baseUrl: 'http://127.0.0.1:9/v1',
+      baseUrl: gone.url,
       maxRetries: 0,
     }).listPets(),
   );
