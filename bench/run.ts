@@ -422,7 +422,7 @@ rows.push(
   `Validation alone, 100 pets: Zod (zod/mini) safeParse ${median(validationUs).toFixed(2)} µs; the fast check the client runs (Zod only judges what it declines) ${median(fastUs).toFixed(2)} µs.`,
 );
 
-const kb = (n: number) => `${(n / 1024).toFixed(2)} kB`;
+const kb = (n: number) => `${(n / 1024).toFixed(2)} KiB`;
 rows.push(
   '',
   `Browser bundle of \`import { PetsClient }\` with every dependency (esbuild, minified, code splitting on): loaded up front ${kb(bundle.initial.minified)} min, **${kb(bundle.initial.gzip)} min+gz**, ${kb(bundle.initial.brotli)} min+br; with the Zod chunk that loads on the first declined value ${kb(bundle.total.minified)} min, **${kb(bundle.total.gzip)} min+gz**, ${kb(bundle.total.brotli)} min+br.`,
@@ -435,7 +435,7 @@ target(
   'browser bundle, all-in (plain --bundle --minify, min+gz)',
   kb(plain.gzip),
   plain.gzip <= 20 * 1024,
-  '≤ 20 kB',
+  '≤ 20 KiB',
 );
 
 const cold = median(coldDiff);

@@ -3,8 +3,9 @@
  * with every runtime dependency, minified, measured gzip and brotli, as a
  * bundler that splits code (Vite, webpack, esbuild --splitting) emits it:
  * the initial chunk a page loads, and the total with the chunk loaded on the
- * first declined value (Zod). Exits 1 over either budget, or when the built
- * main entry imports another file of the package. `--json` prints the
+ * first declined value (Zod). Exits 1 over either budget, when the built
+ * main entry imports another file of the package, or when README's size
+ * table is not what it measures (KiB, to a tenth). `--json` prints the
  * figures for the benchmark.
  */
 import { readFileSync } from 'node:fs';
@@ -190,7 +191,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(size));
   } else {
-    const kb = (n: number) => `${(n / 1024).toFixed(2)} kB`;
+    const kb = (n: number) => `${(n / 1024).toFixed(2)} KiB`;
     const line = (s: Size) => `${kb(s.minified)} min, ${kb(s.gzip)} min+gz, ${kb(s.brotli)} min+br`;
     console.log(
       `browser bundle of PetsClient, split (esbuild --splitting): initial ${line(size.initial)} (budget ${kb(BUDGET.initial)} min+gz); with the lazy Zod chunk ${line(size.total)} (budget ${kb(BUDGET.total)} min+gz)`,
@@ -216,6 +217,24 @@ if (import.meta.url === `file://${process.argv[1]}`) {
         `dist/index.js imports ${imports.map((m) => m[1]).join(', ')}: keep it one file.`,
       );
       over = true;
+    }
+    // README's table, in KiB to a tenth: it must say what a reader measures.
+    const readme = readFileSync(`${root}README.md`, 'utf8');
+    const said = (row: string) =>
+      Number(new RegExp(`${row}[^|]*\\| ([\\d.]+) KiB`).exec(readme)?.[1]);
+    const table = {
+      'plain: ': size.plain.gzip,
+      'loaded up front': size.initial.gzip,
+      'the Zod chunk': size.total.gzip - size.initial.gzip,
+    };
+    for (const [row, bytes] of Object.entries(table)) {
+      const measured = (bytes / 1024).toFixed(1);
+      if (said(row) !== Number(measured)) {
+        console.error(
+          `README's size table says ${said(row)} KiB for "${row}": measured ${measured}.`,
+        );
+        over = true;
+      }
     }
     if (over) process.exit(1);
   }
