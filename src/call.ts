@@ -36,9 +36,9 @@ const HOLDS: Record<HoldReason, string> = {
   'no-response':
     'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
   'budget-exhausted':
-    'no requests remain in the rate-limit window until it ends (as stated, as learnt where none is, or as a store that lost count takes it)',
+    "no requests remain in the rate-limit window until it ends (by the service's headers, or by the client's own count where they say nothing or a quota store lost count)",
   'budget-in-flight':
-    'the requests left in the rate-limit window (as stated, or as learnt where none is) are all in flight',
+    "the requests left in the rate-limit window (by the service's headers, or by the client's own count where they say nothing) are all in flight",
   'budget-unknown':
     'the budget is unknown until the response to the first request arrives (or the quota store answers)',
 };
