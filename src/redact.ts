@@ -23,9 +23,11 @@ function base64(secret: string): string[] {
   });
 }
 
-// Characters a reader does not see, which may stand between two of the key's: NUL (UTF-16 read as
-// bytes) and the zero-width ones.
-const UNSEEN = '[\\0\\u200b-\\u200d\\u2060\\ufeff]*';
+// Characters a reader does not see, which may stand between two of the key's: controls but white
+// space (NUL: UTF-16 read as bytes), Unicode's format characters (zero-width, direction marks,
+// soft hyphen, tags), fillers and variation selectors.
+const UNSEEN =
+  '(?:[\\0-\\x08\\x0e-\\x1f\\x7f-\\x9f\\xad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]|\\udb40[\\udc00-\\udc7f])*';
 
 /**
  * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded (once or

@@ -135,6 +135,12 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
     [...KEY].map((c) => `\\u{${c.charCodeAt(0).toString(16)}}`).join(''),
     Buffer.from(KEY, 'utf16le').toString('latin1'),
     [...KEY].join('\u200b'),
+    // Others a terminal shows as nothing: a direction mark, a soft hyphen, a tag, DEL, a control.
+    [...KEY].join('\u200e'),
+    [...KEY].join('\u00ad'),
+    [...KEY].join('\u{e0020}'),
+    [...KEY].join('\u007f'),
+    [...KEY].join('\u0001'),
     Buffer.from(`user:${KEY}`).toString('base64').replace(/.{16}/g, '$&\r\n'),
     inspect(Buffer.from(KEY)),
     JSON.stringify(Buffer.from(KEY)),

@@ -89,11 +89,13 @@ import { root } from './pack.js';
  * cooldowns (24.29 kB up front, 32.16 kB in all, 31.61 kB plain), and
  * 0.36 kB for HTTP-dates read by their grammar, not Date.parse, and the key
  * redacted as a dump of its bytes shows it (24.66 kB up front, 32.52 kB in
- * all, 31.97 kB plain).
+ * all, 31.97 kB plain), and 0.1 KiB for the key redacted with any character
+ * shown as nothing between its characters (24.81 KiB up front, 32.67 KiB in
+ * all, 32.14 KiB plain). A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 24.75 * 1024, total: 32.6 * 1024, plain: 32.05 * 1024 };
+export const BUDGET = { initial: 24.85 * 1024, total: 32.7 * 1024, plain: 32.15 * 1024 };
 
 export interface Size {
   minified: number;
