@@ -359,7 +359,20 @@ export function readTiming(
         ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);
         tooFar = true;
       }
-      const untilReset = found?.window.resetInMs;
+      // A 429 is itself the budget spent: a reset sent without the rest of its form is its wait.
+      const alone = found
+        ? []
+        : stated(headers).map(
+            (said) =>
+              check(
+                { ...said, limit: said.limit ?? '0', remaining: said.remaining ?? '0' },
+                server,
+                nowMs,
+                [],
+                nowMs - sentMs,
+              )?.window.resetInMs ?? 0,
+          );
+      const untilReset = found?.window.resetInMs ?? (Math.max(0, ...alone) || undefined);
       if (untilReset !== undefined) retryAfter = { ms: untilReset, source: 'rate-limit-reset' };
     }
   }

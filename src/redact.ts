@@ -23,11 +23,12 @@ function base64(secret: string): string[] {
   });
 }
 
-// Characters a reader does not see, which may stand between two of the key's: controls but white
-// space (NUL: UTF-16 read as bytes), Unicode's format characters (zero-width, direction marks,
-// soft hyphen, tags), fillers and variation selectors.
-const UNSEEN =
-  '(?:[\\0-\\x08\\x0e-\\x1f\\x7f-\\x9f\\xad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]|\\udb40[\\udc00-\\udc7f])*';
+// What may stand between two of the key's characters: what a reader does not see (controls, NUL
+// as UTF-16 read as bytes shows it; Unicode's format characters: zero-width, direction marks, soft
+// hyphen, tags; fillers, variation selectors), and a split: a line break, a space, or a comma (a
+// header sent twice), those of them the key does not hold, so that no run is read two ways.
+const between = (secret: string) =>
+  `(?:[\\0-\\x08\\x0e-\\x1f\\x7f-\\x9f\\xad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\t-\\r${[' ', ','].filter((split) => !secret.includes(split)).join('')}]|\\udb40[\\udc00-\\udc7f])*`;
 
 /**
  * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded (once or
@@ -36,6 +37,7 @@ const UNSEEN =
  */
 export function spellings(secret: string): RegExp {
   // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
+  const unseen = between(secret);
   const sources = [secret, JSON.stringify(secret).slice(1, -1)].map((text) => {
     let source = '';
     for (const char of text) {
@@ -49,7 +51,7 @@ export function spellings(secret: string): RegExp {
       forms.push([...char].map((unit) => `\\\\u${hex(unit.charCodeAt(0), 4)}`).join(''));
       forms.push(`\\\\u\\{0*${code.toString(16)}\\}`);
       if (char === '"' || char === '/') forms.push(`\\\\\\${char}`);
-      source += `${source && UNSEEN}(?:${forms.join('|')})`;
+      source += `${source && unseen}(?:${forms.join('|')})`;
     }
     return source;
   });

@@ -118,6 +118,26 @@ describe('readTiming', () => {
     expect(readTiming(new Headers(window(0, -8)), 429, now).retryAfter).toBeUndefined();
   });
 
+  it('asks a 429 to wait for a reset sent without the rest of its form, in any unit', () => {
+    const wait = (fields: Record<string, string>) =>
+      readTiming(new Headers(fields), 429, now).retryAfter;
+    const at = String((now + 3000) / 1000);
+    expect(wait({ 'x-ratelimit-reset': at })).toEqual({ ms: 3000, source: 'rate-limit-reset' });
+    expect(wait({ 'x-ratelimit-reset': String(now + 3000), 'retry-after': 'soon' })).toEqual({
+      ms: 3000,
+      source: 'rate-limit-reset',
+    });
+    expect(wait({ 'ratelimit-reset': '3' })?.ms).toBe(4000);
+    expect(wait({ ratelimit: '"d";t=3' })?.ms).toBe(4000);
+    // Of two, the later; none past, none without a number.
+    expect(wait({ 'x-ratelimit-reset': at, 'ratelimit-reset': '5' })?.ms).toBe(6000);
+    expect(wait({ 'x-ratelimit-reset': String((now - 9000) / 1000) })).toBeUndefined();
+    expect(wait({ 'x-ratelimit-limit': '5' })).toBeUndefined();
+    expect(
+      readTiming(new Headers({ 'x-ratelimit-reset': at }), 200, now).retryAfter,
+    ).toBeUndefined();
+  });
+
   it('reads no wait from a response that is not a 429', () => {
     expect(readTiming(new Headers({ 'retry-after': '3' }), 503, now).retryAfter).toBeUndefined();
   });

@@ -141,6 +141,10 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
     [...KEY].join('\u{e0020}'),
     [...KEY].join('\u007f'),
     [...KEY].join('\u0001'),
+    // Split: a header sent twice (joined with ", "), a line wrapped, a space between each.
+    `${KEY.slice(0, 10)}, ${KEY.slice(10)}`,
+    `${KEY.slice(0, 16)}\r\n${KEY.slice(16)}`,
+    [...KEY].join(' '),
     Buffer.from(`user:${KEY}`).toString('base64').replace(/.{16}/g, '$&\r\n'),
     inspect(Buffer.from(KEY)),
     JSON.stringify(Buffer.from(KEY)),
@@ -810,7 +814,8 @@ describe('redaction in header names, hidden causes and short keys', () => {
     expect(redactor.text(`${'3'.repeat(23)}x`.repeat(2000))).not.toContain('[redacted]');
     // Linear: milliseconds; a digit read either as itself or as half of a byte took seconds.
     expect(performance.now() - started).toBeLessThan(1000);
-    expect(redactor.text(`<Buffer ${'33 '.repeat(24)}>`)).toBe('<Buffer [redacted] >');
+    // Its dump reads as the key's bytes, or as the key spaced out: either way, nothing is left.
+    expect(redactor.text(`<Buffer ${'33 '.repeat(24)}>`)).toMatch(/^<Buffer (?:\[redacted\] ?)+>$/);
   });
 });
 

@@ -91,11 +91,13 @@ import { root } from './pack.js';
  * redacted as a dump of its bytes shows it (24.66 kB up front, 32.52 kB in
  * all, 31.97 kB plain), and 0.1 KiB for the key redacted with any character
  * shown as nothing between its characters (24.81 KiB up front, 32.67 KiB in
- * all, 32.14 KiB plain). A kB here is 1,024 bytes.
+ * all, 32.14 KiB plain), and 0.1 KiB for a split key redacted and a 429's
+ * reset read alone (24.91 KiB up front, 32.77 KiB in all, 32.23 KiB plain).
+ * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 24.85 * 1024, total: 32.7 * 1024, plain: 32.15 * 1024 };
+export const BUDGET = { initial: 24.95 * 1024, total: 32.8 * 1024, plain: 32.25 * 1024 };
 
 export interface Size {
   minified: number;
