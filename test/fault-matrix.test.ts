@@ -215,7 +215,7 @@ const cases: Case[] = [
   },
   {
     name: 'a slow drip past the timeout',
-    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), drip: { pieces: 8, dripMs: 100 } }),
+    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), drip: { pieces: 8, dripMs: 300 } }),
     get: [ok, 2],
     post: [fails(TimeoutError), 1],
   },
@@ -330,14 +330,14 @@ const success = (arrival: Arrival): Fault =>
     ? jsonFault(201, PET)
     : jsonFault(200, arrival.url.includes('/pets/') ? PET : [PET]);
 
-/** One retry, attempts limited to 400 ms, waits up to 5 s. */
+/** One retry, attempts limited to 1.5 s (a loaded machine answers a fault within it), waits up to 5 s. */
 const matrixClient = (baseUrl: string) =>
   new PetsClient({
     apiKey: KEY,
     baseUrl,
     maxRetries: 1,
     maxRetryDelayMs: 5000,
-    timeoutMs: 400,
+    timeoutMs: 1500,
     logLevel: 'off',
     deprecationWarnings: false,
   });
