@@ -41,6 +41,8 @@ const SENDS: Record<LimiterKind, string> = {
     'RateLimit: "5-in-2sec"; r; t + RateLimit-Policy: q; w; pk; 429: + Retry-After',
   'express-stacked':
     'X-RateLimit-* of a looser limiter (20 per 10 s), then draft-7 RateLimit of the 5 per 2 s; 429: + Retry-After',
+  'express-hidden':
+    "the 5 per 2 s (draft-6) behind whose headers a looser one's (20 per 8 s) are written; 429: the 5 per 2 s's, + Retry-After",
   fastify: 'x-ratelimit-limit/remaining/reset (s left); 429: + retry-after',
   'fastify-draft': 'ratelimit-limit/remaining/reset (s left); 429: + retry-after',
   'fastify-retry-after': 'nothing; 429: retry-after only',

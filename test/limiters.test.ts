@@ -18,6 +18,8 @@ interface Expected {
   on429: string[];
   /** A check of the 200's header values (the first answer: 3 per 1 s, 2 left). */
   values?: (headers: Headers) => void;
+  /** A check of the first 429's header values. */
+  values429?: (headers: Headers) => void;
 }
 
 const LEGACY = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
@@ -77,6 +79,21 @@ const EXPECTED: Record<LimiterKind, Expected> = {
       expect(h.get('ratelimit')).toBe('limit=3, remaining=2, reset=1');
       expect(h.get('x-ratelimit-limit')).toBe('12');
       expect(h.get('x-ratelimit-remaining')).toBe('11');
+    },
+  },
+  // The 3 per second in front of a looser one (12 per 4 s) in the same dialect, which writes over it.
+  'express-hidden': {
+    ok: 3,
+    tooMany: 2,
+    always: ['ratelimit-policy', ...DRAFT_6],
+    on429: ['retry-after'],
+    values: (h) => {
+      expect(h.get('ratelimit-policy')).toBe('12;w=4');
+      expect(h.get('ratelimit-remaining')).toBe('11');
+    },
+    values429: (h) => {
+      expect(h.get('ratelimit-policy')).toBe('3;w=1');
+      expect(h.get('ratelimit-remaining')).toBe('0');
     },
   },
   fastify: {
@@ -167,6 +184,7 @@ describe('real rate limiters on loopback (smoke)', () => {
           expect(names.sort(), `headers of a ${status}`).toEqual([...wanted].sort());
         }
         expected.values?.(first.headers);
+        expected.values429?.(answers[expected.ok]!.headers);
       } finally {
         await limiter.close();
       }

@@ -97,11 +97,8 @@ describe('MemoryQuotaStore', () => {
 
   it('extends a cooldown, never shortens it, and probes when it ends', async () => {
     const { store, lease, advance } = storeAt();
-    await store.observe('b', await lease(), { status: 200 });
-    const a = await lease();
-    const b = await lease();
-    await store.observe('b', a, { status: 429, cooldownMs: 5000 });
-    await store.observe('b', b, { status: 429, cooldownMs: 1000 });
+    await store.observe('b', await lease(), { status: 429, cooldownMs: 5000 });
+    await store.observe('b', 'late', { status: 429, cooldownMs: 1000 });
     expect(await store.admit('b')).toEqual({ reason: 'cooldown', waitMs: 5000 });
     advance(5000);
     await lease();
@@ -247,38 +244,69 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 
-  it('bounds a stated budget that a 429 contradicted by the learnt rounds', async () => {
+  it('bounds a stated budget that a 429 contradicted by what went through before it', async () => {
     const { store, lease, advance } = storeAt();
     await store.observe('b', await lease(), { status: 200, window: window(100, 60_000, 10, 100) });
     await store.observe('b', await lease(), { status: 429, cooldownMs: 1000 });
     advance(1000);
-    await store.observe('b', await lease(), { status: 200, window: window(97, 60_000, 10, 100) });
-    // The window says 97 are left; a round of two binds first.
+    // The window says 99 are left; the limit the 429 showed (one in 1 s) binds first.
+    await store.observe('b', await lease(), { status: 200, window: window(98, 60_000, 10, 100) });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 1000 });
+    advance(1000);
     await lease();
-    await lease();
-    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
+    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 1000 });
   });
 
-  it('grows learnt rounds back by one, up to the size a 429 met, though the 429 said how long to wait', async () => {
+  it('keeps a window stated only by 429s, to requests another window allowed, starting over for a day', async () => {
+    const { store, lease, advance } = storeAt();
+    const loose = (remaining: number) => window(remaining, 60_000, 100, 100);
+    const limit = { ...window(0, 1000, 3, 40), windowMs: 1000 };
+    await store.observe('b', await lease(), { status: 200, window: loose(99) });
+    const burst = [await lease(), await lease(), await lease()];
+    await store.observe('b', burst[0]!, { status: 200, window: loose(98) });
+    await store.observe('b', burst[1]!, { status: 429, window: limit, cooldownMs: 1000 });
+    await store.observe('b', burst[2]!, { status: 429, window: limit, cooldownMs: 1000 });
+    const window3 = async () => {
+      advance(1000);
+      // The first answer after the end starts the window over: three, of which the probe is one.
+      await store.observe('b', await lease(), { status: 200, window: loose(90) });
+      const two = [await lease(), await lease()];
+      expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 1000 });
+      for (const one of two) await store.observe('b', one, { status: 200, window: loose(90) });
+    };
+    for (let i = 0; i < 3; i++) await window3();
+    // A day on, it is forgotten: the looser window is all that binds again.
+    advance(86_400_000);
+    await store.observe('b', await lease(), { status: 200, window: loose(90) });
+    expect((await Promise.all(Array.from({ length: 10 }, () => lease()))).length).toBe(10);
+  });
+
+  it('learns a window from a 429 that says when to come back: what went through since the last, until then', async () => {
     const { store, advance } = storeAt();
-    const round = async (status = 200) => {
+    const round = async (statuses: number[] = []) => {
       const leases: string[] = [];
       for (let admission = await store.admit('b'); 'lease' in admission; ) {
         leases.push(admission.lease);
         admission = await store.admit('b');
       }
-      for (const one of leases) {
+      for (const [i, one] of leases.entries()) {
+        const status = statuses[i] ?? 200;
         await store.observe('b', one, status === 429 ? { status, cooldownMs: 500 } : { status });
       }
       return leases.length;
     };
     const sizes: number[] = [];
     for (let i = 0; i < 4; i++) sizes.push(await round());
-    sizes.push(await round(429));
+    advance(100);
+    // The 429 comes first; of the 15 in flight with it, 5 come back answered: 15 + 5 went through.
+    sizes.push(await round([429, 200, 200, 200, 200, 200, ...Array<number>(10).fill(429)]));
     advance(500);
-    for (let i = 0; i < 5; i++) sizes.push(await round());
-    // After the probe, half the size met, then one more each round: not 16 again at once.
-    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 8, 9, 10, 11]);
+    sizes.push(await round(), await round());
+    // A window of 20 in the 600 ms from the first request to the 429's end, started over.
+    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 19]);
+    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 600 });
+    advance(600);
+    expect(await round()).toBe(1);
   });
 
   it('takes one more off a learnt round for each 429 after the first in it', async () => {

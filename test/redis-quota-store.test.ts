@@ -220,25 +220,47 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(lines.error).toEqual([]);
   });
 
-  it('grows learnt rounds back by one, up to the size a 429 met, though the 429 said how long to wait', async () => {
-    const { store } = await storeOf(kind, { prefix: `t:${kind}:ceiling:` });
-    const round = async (status = 200) => {
+  it('keeps a window stated only by 429s, to requests another window allowed, starting over', async () => {
+    const { store } = await storeOf(kind, { prefix: `t:${kind}:hidden:` });
+    const lease = async () => leaseOf(await store.admit(BUCKET, { leaseMs: 10_000 }));
+    const loose = (remaining: number) => window(remaining, 60_000, 100, 100);
+    const limit = { ...window(0, 400, 3, 40), windowMs: 400 };
+    await store.observe(BUCKET, await lease(), { status: 200, window: loose(99) });
+    const burst = [await lease(), await lease(), await lease()];
+    await store.observe(BUCKET, burst[0]!, { status: 200, window: loose(98) });
+    await store.observe(BUCKET, burst[1]!, { status: 429, window: limit, cooldownMs: 400 });
+    await store.observe(BUCKET, burst[2]!, { status: 429, window: limit, cooldownMs: 400 });
+    for (let i = 0; i < 2; i++) {
+      await sleep(450);
+      await store.observe(BUCKET, await lease(), { status: 200, window: loose(90) });
+      const two = [await lease(), await lease()];
+      expect(await store.admit(BUCKET)).toMatchObject({ reason: 'budget-in-flight' });
+      for (const one of two) await store.observe(BUCKET, one, { status: 200, window: loose(90) });
+    }
+  });
+
+  it('learns a window from a 429 that says when to come back: what went through since the last, until then', async () => {
+    const { store } = await storeOf(kind, { prefix: `t:${kind}:learnt:` });
+    const round = async (statuses: number[] = []) => {
       const leases: string[] = [];
       for (let admission = await store.admit(BUCKET); 'lease' in admission; ) {
         leases.push(admission.lease);
         admission = await store.admit(BUCKET);
       }
-      for (const one of leases) {
+      for (const [i, one] of leases.entries()) {
+        const status = statuses[i] ?? 200;
         await store.observe(BUCKET, one, status === 429 ? { status, cooldownMs: 300 } : { status });
       }
       return leases.length;
     };
     const sizes: number[] = [];
     for (let i = 0; i < 4; i++) sizes.push(await round());
-    sizes.push(await round(429));
+    // The 429 comes first; of the 15 in flight with it, 5 come back answered: 15 + 5 went through.
+    sizes.push(await round([429, 200, 200, 200, 200, 200, ...Array<number>(10).fill(429)]));
     await sleep(350);
-    for (let i = 0; i < 5; i++) sizes.push(await round());
-    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 8, 9, 10, 11]);
+    sizes.push(await round(), await round());
+    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 19]);
+    expect(await store.admit(BUCKET)).toMatchObject({ reason: 'budget-exhausted' });
   });
 
   it('teaches a Redis that lost a 429’s cooldown (restarted empty) the rest of it, within a renewal', async () => {

@@ -1,10 +1,12 @@
-import { type WindowReport, windowOrder } from '../headers.js';
+import { HORIZON_MS, type WindowReport, windowOrder } from '../headers.js';
 import type { Admission, AdmitRequest, Observation, QuotaStore } from './store.js';
 
 interface Window {
   remaining: number;
-  resetId: number;
+  resetId: number; // 0: started over by this store, where it guessed
   resetAt: number; // on this store's clock
+  /** A window learnt from a 429 (no response restates it): it starts over, `span` long, until `until`; timed from the first answer after (`fresh`). */
+  rolls?: { limit: number; span: number; until: number; fresh?: boolean };
 }
 
 interface Bucket {
@@ -17,6 +19,11 @@ interface Bucket {
   readonly learnt: Learnt;
   span: number; // the longest seconds-until reset said: a whole window
   strict: boolean; // a 429 came although the budget allowed it: windows are not trusted alone
+  /** When the first request since the last 429 was sent, and the answers since. */
+  opening: number;
+  passed: number;
+  /** In flight at the 429 that taught the learnt window: each answered raises its limit. */
+  late: Set<string>;
   readonly listeners: Set<() => void>;
 }
 
@@ -178,6 +185,9 @@ export class MemoryQuotaStore implements QuotaStore {
       learnt: newLearnt(),
       span: 0,
       strict: false,
+      opening: 0,
+      passed: 0,
+      late: new Set(),
       listeners: new Set(),
     };
     this.#buckets.delete(name);
@@ -208,9 +218,16 @@ export class MemoryQuotaStore implements QuotaStore {
     let until = Number.POSITIVE_INFINITY;
     for (const [limit, window] of bucket.windows) {
       if (window.resetAt <= now) {
-        bucket.windows.delete(limit);
         bucket.known = false;
-      } else if (window.remaining - inFlight < left) {
+        if (!window.rolls || window.rolls.until <= now) {
+          bucket.windows.delete(limit);
+          continue;
+        }
+        const { rolls } = window;
+        Object.assign(window, { remaining: rolls.limit, resetId: 0, resetAt: now + rolls.span });
+        window.rolls.fresh = true;
+      }
+      if (window.remaining - inFlight < left) {
         left = window.remaining - inFlight;
         until = window.resetAt;
       }
@@ -234,6 +251,7 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   #grant(bucket: Bucket): string {
+    bucket.opening ||= this.#now();
     const lease = String(++this.#leases);
     bucket.inFlight.add(lease);
     return lease;
@@ -246,9 +264,19 @@ export class MemoryQuotaStore implements QuotaStore {
     // While unknown, only the probe (or a report with no lease) teaches the budget.
     const teaches = bucket.known || lease === bucket.probe || lease === '';
     const stated = bucket.windows.size > 0;
+    // The request counts against every window its response does not restate, and a window
+    // started over began, at the latest, as the first answer after came.
+    for (const [limit, known] of bucket.windows) {
+      if (limit !== window?.limit) known.remaining = Math.max(0, known.remaining - 1);
+      if (known.rolls?.fresh && status !== 0) {
+        known.resetAt = now + known.rolls.span;
+        known.rolls.fresh = false;
+      }
+    }
     if (window) {
       const known = bucket.windows.get(window.limit);
-      const order = known && known.resetAt > now ? windowOrder(known, window, now) : 1;
+      const order =
+        known && known.resetAt > now && !known.rolls ? windowOrder(known, window, now) : 1;
       if (!known || order > 0) {
         bucket.windows.set(window.limit, {
           remaining: window.remaining,
@@ -264,22 +292,24 @@ export class MemoryQuotaStore implements QuotaStore {
         known.remaining = Math.min(known.remaining, window.remaining);
       }
       bucket.known ||= teaches;
-    } else {
-      // No usable budget: the request was likely counted all the same, and the budget is learnt.
-      for (const known of bucket.windows.values())
-        known.remaining = Math.max(0, known.remaining - 1);
-      if (answered(status)) bucket.known ||= teaches;
+    } else if (answered(status)) bucket.known ||= teaches;
+    if (answered(status)) {
+      bucket.learnt.got++;
+      if (bucket.opening) bucket.passed++;
+      const rolls = bucket.late.delete(lease) && bucket.windows.get(LEARNT)?.rolls;
+      if (rolls) rolls.limit++;
     }
-    if (answered(status)) bucket.learnt.got++;
     if (teaches && answered(status)) endStreak(bucket.learnt, now);
     if (status === 0 && cooldownMs) {
       bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }
     if (status === 429) {
+      if (!guessed) learnWindow(bucket, lease, window, now, now + (cooldownMs ?? 0));
       const until = learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, now, stated);
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, until);
       bucket.span = Number.POSITIVE_INFINITY;
-      bucket.strict = true;
+      // Stated windows are not trusted alone after a 429, unless one was learnt from a 429.
+      bucket.strict = ![...bucket.windows.values()].some((known) => known.rolls);
       // After a cooldown one request goes first, whatever the budget.
       bucket.known = false;
     }
@@ -292,6 +322,7 @@ export class MemoryQuotaStore implements QuotaStore {
 
   #end(name: string, bucket: Bucket, lease: string, now: number): void {
     bucket.inFlight.delete(lease);
+    bucket.late.delete(lease);
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
     // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle.
@@ -328,4 +359,39 @@ export function resetIn(bucket: { span: number }, window: WindowReport): number 
   const whole = Math.max(bucket.span, window.windowMs ?? 0);
   bucket.span = Math.max(bucket.span, said);
   return whole > 0 && said >= whole ? said : window.resetInMs;
+}
+
+/** The key of the window learnt from 429s where none is stated. */
+const LEARNT = -1;
+
+/**
+ * A 429 that says when to come back, to a request the windows known allowed, shows a limit that
+ * no other response states: the window it states, or else one ending then, of what went through
+ * since the first request after the last 429 (and of what was in flight then, as it comes back).
+ * Such a window starts over at the first request after its end, for a day, as if restated.
+ */
+function learnWindow(
+  bucket: Bucket,
+  lease: string,
+  window: WindowReport | undefined,
+  now: number,
+  end: number,
+) {
+  const { windows, opening, passed } = bucket;
+  [bucket.opening, bucket.passed] = [0, 0];
+  const key = window?.limit ?? LEARNT;
+  const hidden = window ? [...windows.keys()].some((other) => other !== key) : opening && passed;
+  if (!hidden) return;
+  const known = windows.get(key) ?? { remaining: 0, resetId: 0, resetAt: end };
+  if (windows.set(key, known).size > MAX_WINDOWS) windows.delete(windows.keys().next().value!);
+  if (!window) {
+    known.resetAt = end;
+    bucket.late = new Set([...bucket.inFlight].filter((other) => other !== lease));
+  }
+  const span = window?.windowMs ?? known.resetAt - (opening || now);
+  known.rolls = {
+    limit: window?.limit ?? passed,
+    span: Math.max(span, known.rolls?.span ?? 0),
+    until: now + HORIZON_MS,
+  };
 }

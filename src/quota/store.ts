@@ -99,9 +99,17 @@ export interface Observation {
  *   clock, ends within a second: a late answer of the window before), or a
  *   larger `remaining` for the same one, is ignored (responses arriving out
  *   of order only tighten the budget); an earlier reset further ahead is the
- *   same window, whose lower `remaining` counts;
- * - while no window is stated (a 2xx or 4xx came without one), the budget
- *   is learnt: requests go in rounds, the first of one request; a round ends
+ *   same window, whose lower `remaining` counts; a request counts against
+ *   every known window its response does not restate;
+ * - a 429 that is not `guessed`, to a request the known windows allowed,
+ *   shows a limit no other response states: its window is kept (the one it
+ *   reports, when others are known; else one of the answers since the first
+ *   request after the last 429, those in flight with it included as they
+ *   come back, ending with its `cooldownMs`), starts over at each end, timed
+ *   from the first answer after, for a day, and binds beside the others;
+ * - while no window is stated (a 2xx or 4xx came without one), or after a
+ *   429 while none learnt from a 429 is kept, the budget is learnt as well:
+ *   requests go in rounds, the first of one request; a round ends
  *   once all its requests are answered (after a `guessed` 429, also once its
  *   `cooldownMs` has passed since it began); one spent whole without a 429
  *   doubles the next. After a 429 (which cools the key down at least a

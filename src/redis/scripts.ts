@@ -8,7 +8,9 @@
 //                    `seq` (arrival counter), `turn` (the turn last served), `asking`
 //                    (epoch ms: until then, the processes waiting are asked what Redis lost),
 //                    `ended:w:<limit>` (the resetId of the last window seen to end),
-//                    `w:<limit>` = "remaining:resetId:resetAt", `span` (the longest
+//                    `w:<limit>` = "remaining:resetId:resetAt" (a window learnt from a 429,
+//                    and `w:learnt` of one none states, add ":limit:span:until:fresh": it
+//                    starts over), `opening`, `passed`, `late:<lease>` (learnWindow's), `span` (the longest
 //                    seconds-until reset said, in ms; -1 after a 429), and the budget
 //                    learnt while none is stated (or after a 429, `strict`): `allow`,
 //                    `sent`, `from`, `pace`, `ceiling`, `calm`, `losses`; `strikes` (429s in a row)
@@ -56,8 +58,8 @@ local function known_windows()
   local fields = redis.call('HGETALL', S)
   for i = 1, #fields, 2 do
     if string.sub(fields[i], 1, 2) == 'w:' then
-      local r, id, at = string.match(fields[i + 1], '^(%d+):(%d+):(%d+)$')
-      if at and tonumber(at) > now then windows[fields[i]] = { tonumber(r), id, at } end
+      local r, id, at, rolls = string.match(fields[i + 1], '^(%d+):(%d+):(%d+)(.*)$')
+      if at and tonumber(at) > now then windows[fields[i]] = { tonumber(r), id, at, rolls } end
     end
   end
   return windows
@@ -68,7 +70,7 @@ local function charge(leases)
   if redis.call('HLEN', G) > 1024 then redis.call('DEL', G) end
   local where = {}
   for k, w in pairs(known_windows()) do
-    redis.call('HSET', S, k, fmt(math.max(0, w[1] - #leases)) .. ':' .. w[2] .. ':' .. w[3])
+    redis.call('HSET', S, k, fmt(math.max(0, w[1] - #leases)) .. ':' .. w[2] .. ':' .. w[3] .. w[4])
     where[#where + 1] = k .. '=' .. w[2]
   end
   if #where == 0 then return end
@@ -83,7 +85,7 @@ local function give_back(lease)
   local windows = known_windows()
   for k, id in string.gmatch(where, '(w:%d+)=(%d+)') do
     local w = windows[k]
-    if w and w[2] == id then redis.call('HSET', S, k, fmt(w[1] + 1) .. ':' .. w[2] .. ':' .. w[3]) end
+    if w and w[2] == id then redis.call('HSET', S, k, fmt(w[1] + 1) .. ':' .. w[2] .. ':' .. w[3] .. w[4]) end
   end
 end
 
@@ -113,7 +115,7 @@ end
 local function budget()
   local inflight = redis.call('ZCARD', L)
   local fields = redis.call('HGETALL', S)
-  local known, left, reset, cooldown, windows, quiet = false, nil, nil, 0, {}, 0
+  local known, left, reset, cooldown, windows, quiet, ended = false, nil, nil, 0, {}, 0, false
   for i = 1, #fields, 2 do
     local k, v = fields[i], fields[i + 1]
     if k == 'known' then
@@ -123,23 +125,31 @@ local function budget()
     elseif k == 'quiet' then
       quiet = tonumber(v) or 0
     elseif string.sub(k, 1, 2) == 'w:' then
-      local r, id, at = string.match(v, '^(%d+):(%d+):(%d+)$')
+      local r, id, at, rolls = string.match(v, '^(%d+):(%d+):(%d+)(.*)$')
       r, id, at = tonumber(r), tonumber(id), tonumber(at)
+      local limit, span, untilAt = string.match(rolls or '', '^:(%d+):(%d+):(%d+)')
+      -- A window learnt from a 429 starts over (MemoryQuotaStore's learnWindow).
+      if at and at <= now and untilAt and tonumber(untilAt) > now then
+        r, id, at = tonumber(limit), 0, now + tonumber(span)
+        rolls = ':' .. limit .. ':' .. span .. ':' .. untilAt .. ':1'
+        redis.call('HSET', S, k, fmt(r) .. ':0:' .. fmt(at) .. rolls, 'known', '0')
+        ended = true
+      end
       if not at or at <= now then
         redis.call('HDEL', S, k)
         -- Remembered, so that a process that saw it does not tell it back as lost.
         if id then redis.call('HSET', S, 'ended:' .. k, id) end
         redis.call('HSET', S, 'known', '0')
-        known = false
+        ended = true
       else
-        windows[k] = { r, id, at }
+        windows[k] = { r, id, at, rolls }
         if left == nil or r - inflight < left then
           left, reset = r - inflight, at
         end
       end
     end
   end
-  return inflight, known, left, reset, cooldown, windows, quiet
+  return inflight, known and not ended, left, reset, cooldown, windows, quiet
 end
 
 -- The learnt budget (MemoryQuotaStore's takeLearnt): true when one more
@@ -324,6 +334,7 @@ elseif learnt then
   if took ~= true then return deny('budget-exhausted', took) end
 end
 redis.call('ZADD', L, fmt(now + leaseMs), lease)
+if (tonumber(redis.call('HGET', S, 'opening')) or 0) == 0 then redis.call('HSET', S, 'opening', fmt(now)) end
 redis.call('HSET', U, store, fmt(turn + 1) .. ':' .. fmt(now))
 if turn > served then redis.call('HSET', S, 'turn', turn) end
 if placed then
@@ -354,6 +365,24 @@ local teaches = known or redis.call('HGET', S, 'probe') == lease
 local answered = (status >= 200 and status < 300) or (status >= 400 and status < 429)
 -- An answer of the service to a request sent since the last 429 ends the 429s in a row.
 if answered then redis.call('HINCRBY', S, 'got', 1) end
+if answered and (tonumber(redis.call('HGET', S, 'opening')) or 0) > 0 then redis.call('HINCRBY', S, 'passed', 1) end
+-- Answered in flight at the 429 that taught the learnt window: it raises its limit.
+if redis.call('HDEL', S, 'late:' .. lease) == 1 and answered and windows['w:learnt'] then
+  local w = windows['w:learnt']
+  local limit, rest = string.match(w[4], '^:(%d+)(.*)$')
+  if limit then
+    w[4] = ':' .. fmt(tonumber(limit) + 1) .. rest
+    redis.call('HSET', S, 'w:learnt', fmt(w[1]) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]) .. w[4])
+  end
+end
+-- The request counts against every window its response does not restate, and a window started
+-- over began, at the latest, as the first answer after came.
+for k, w in pairs(windows) do
+  local limit, span, untilAt, fresh = string.match(w[4], '^:(%d+):(%d+):(%d+):(%d)$')
+  if fresh == '1' and status ~= 0 then w[3], w[4] = now + tonumber(span), ':' .. limit .. ':' .. span .. ':' .. untilAt .. ':0' end
+  if k ~= 'w:' .. ARGV[3] then w[1] = math.max(0, w[1] - 1) end
+  redis.call('HSET', S, k, fmt(w[1]) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]) .. w[4])
+end
 if teaches and answered then
   -- MemoryQuotaStore's endStreak: a limiter closed as long as it was open paces rounds by the cycle.
   local v = redis.call('HMGET', S, 'strikes', 'struck', 'opened', 'got', 'pace')
@@ -378,6 +407,7 @@ if ARGV[3] ~= '' then
 
   local newer = slack == 0 and w and resetId > w[2]
   if slack == 1 and w then newer = now - within_day(ARGV[13]) + within_day(ARGV[6]) - 2000 > w[3] end
+  if w and w[4] ~= '' then newer = true end
   -- A second-rounded reset that is a whole window is followed to the second (resetIn).
   if slack == 1 and (not w or newer) then
     local said, span = within_day(ARGV[6]) - 1000, tonumber(redis.call('HGET', S, 'span')) or 0
@@ -389,7 +419,7 @@ if ARGV[3] ~= '' then
   end
   if not w or newer then
     redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(resetId) .. ':' .. fmt(resetAt))
-    windows[k] = { remaining, resetId, resetAt }
+    windows[k] = { remaining, resetId, resetAt, '' }
     local count, soonest, at = 0, nil, nil
     for name, v in pairs(windows) do
       count = count + 1
@@ -397,15 +427,42 @@ if ARGV[3] ~= '' then
     end
     if count > MAX_WINDOWS then redis.call('HDEL', S, soonest) end
   elseif (slack == 1 or resetId == w[2] or w[3] - (w[2] - resetId) * 1000 > now + 1000) and remaining < w[1] then
-    redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
+    redis.call('HSET', S, k, fmt(remaining) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]) .. w[4])
   end
   if teaches then redis.call('HSET', S, 'known', '1') end
-else
-  -- No usable budget: the request was likely counted all the same.
-  for k, w in pairs(windows) do
-    redis.call('HSET', S, k, fmt(math.max(0, w[1] - 1)) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]))
+elseif teaches and answered then
+  redis.call('HSET', S, 'known', '1')
+end
+if status == 429 and ARGV[12] ~= '1' then
+  -- A limit no other response states (MemoryQuotaStore's learnWindow).
+  local v = redis.call('HMGET', S, 'opening', 'passed')
+  local opening, passed = tonumber(v[1]) or 0, tonumber(v[2]) or 0
+  redis.call('HSET', S, 'opening', 0, 'passed', 0)
+  local key = ARGV[3] ~= '' and 'w:' .. ARGV[3] or 'w:learnt'
+  local hidden = ARGV[3] == '' and opening > 0 and passed > 0
+  for other in pairs(windows) do
+    if ARGV[3] ~= '' and other ~= key then hidden = true end
   end
-  if teaches and answered then redis.call('HSET', S, 'known', '1') end
+  if hidden then
+    local w = windows[key] or { 0, 0, now + cooldownMs, '' }
+    if ARGV[3] == '' then
+      w[3] = now + cooldownMs
+      local fields = redis.call('HKEYS', S)
+      for _, f in ipairs(fields) do
+        if string.sub(f, 1, 5) == 'late:' then redis.call('HDEL', S, f) end
+      end
+      for _, other in ipairs(redis.call('ZRANGE', L, 0, -1)) do
+        if other ~= lease then redis.call('HSET', S, 'late:' .. other, 1) end
+      end
+    end
+    local before = tonumber(string.match(w[4], '^:%d+:(%d+)')) or 0
+    local span = within_day(ARGV[11])
+    if span == 0 then span = w[3] - (opening > 0 and opening or now) end
+    local limit = ARGV[3] ~= '' and ARGV[3] or fmt(passed)
+    w[4] = ':' .. limit .. ':' .. fmt(math.max(span, before)) .. ':' .. fmt(now + DAY) .. ':0'
+    windows[key] = w
+    redis.call('HSET', S, key, fmt(w[1]) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]) .. w[4])
+  end
 end
 if status == 429 then
   -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round are one loss.
@@ -435,7 +492,12 @@ if status == 429 then
   from = math.max(from, now + cooldownMs, now + pace)
   redis.call('HSET', S, 'cooldown', fmt(math.max(cooldown, from)), 'allow', allow, 'sent', 0)
   redis.call('HSET', S, 'from', fmt(from), 'pace', fmt(pace), 'ceiling', ceiling, 'calm', calm)
-  redis.call('HSET', S, 'span', -1, 'strict', 1, 'losses', losses, 'strikes', strikes)
+  -- Stated windows are not trusted alone after a 429, unless one was learnt from a 429.
+  local strict = 1
+  for _, w in pairs(windows) do
+    if w[4] ~= '' then strict = 0 end
+  end
+  redis.call('HSET', S, 'span', -1, 'strict', strict, 'losses', losses, 'strikes', strikes)
 elseif status == 0 and cooldownMs > 0 then
   local quiet = tonumber(redis.call('HGET', S, 'quiet')) or 0
   redis.call('HSET', S, 'quiet', fmt(math.max(quiet, now + cooldownMs)))

@@ -19,6 +19,7 @@
  * | express-draft-7 | RateLimit-Policy `5;w=2`, RateLimit `limit=5, remaining=4, reset=2`               | Retry-After   |
  * | express-draft-8 | RateLimit `"5-in-2sec"; r=4; t=2`, RateLimit-Policy `"5-in-2sec"; q=5; w=2; pk=:…:` | Retry-After   |
  * | express-stacked | X-RateLimit-* of a looser limiter (4 × limit per 5 windows) in front, then draft-7's of the limiter | Retry-After |
+ * | express-hidden  | draft-6's of a looser limiter (4 × limit per 4 windows) behind the limiter, written over its own | Retry-After, and the limiter's draft-6 |
  * | fastify         | x-ratelimit-limit, -remaining, -reset (seconds left, not a Unix time)             | retry-after   |
  * | fastify-draft   | ratelimit-limit, -remaining, -reset (seconds left); no policy header              | retry-after   |
  * | fastify-retry-after | nothing                                                                      | retry-after   |
@@ -64,6 +65,8 @@ export type LimiterKind =
   | 'express-draft-8'
   /** Two express-rate-limit instances: a looser one with X-RateLimit-*, then the limit with draft-7's `RateLimit`. */
   | 'express-stacked'
+  /** The limit (draft-6) in front of a looser one (draft-6) whose headers overwrite its own: only its 429s state it. */
+  | 'express-hidden'
   /** @fastify/rate-limit with its defaults. */
   | 'fastify'
   /** @fastify/rate-limit with `enableDraftSpec: true`. */
@@ -81,6 +84,7 @@ export const LIMITER_KINDS: readonly LimiterKind[] = [
   'express-draft-7',
   'express-draft-8',
   'express-stacked',
+  'express-hidden',
   'fastify',
   'fastify-draft',
   'fastify-retry-after',
@@ -163,6 +167,7 @@ export function startLimiter(kind: LimiterKind, options: LimiterOptions): Promis
     case 'express-draft-7':
     case 'express-draft-8':
     case 'express-stacked':
+    case 'express-hidden':
       return startExpress(kind, options);
     case 'fastify':
     case 'fastify-draft':
@@ -277,7 +282,8 @@ async function startExpress(
     | 'express-draft-6'
     | 'express-draft-7'
     | 'express-draft-8'
-    | 'express-stacked',
+    | 'express-stacked'
+    | 'express-hidden',
   { limit, windowMs, delayMs = 5 }: LimiterOptions,
 ): Promise<RunningLimiter> {
   const stores: ExpressMemoryStore[] = [];
@@ -300,6 +306,9 @@ async function startExpress(
   if (kind === 'express-stacked') {
     app.use(limiter('legacy', { windowMs: windowMs * 5, limit: limit * 4 }));
     app.use(limiter('draft-7'));
+  } else if (kind === 'express-hidden') {
+    app.use(limiter('draft-6'));
+    app.use(limiter('draft-6', { windowMs: windowMs * 4, limit: limit * 4 }));
   } else {
     app.use(limiter(kind === 'express-legacy' ? 'legacy' : (kind.slice(8) as 'draft-6')));
   }
