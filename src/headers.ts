@@ -134,7 +134,7 @@ function parseOne(value: string, serverMs: number): number | undefined {
   const delta = /^\s*(\d+(?:\.\d+)?)\s*$/.exec(value);
   if (delta) return Math.ceil(Number(delta[1]) * 1000);
   const at = httpDate(value);
-  return at > serverMs ? at - serverMs : undefined;
+  return at > serverMs ? Math.ceil(at - serverMs) : undefined;
 }
 
 /** Milliseconds to wait for a `Retry-After` (seconds or HTTP-date); sent more than once, the longest. */

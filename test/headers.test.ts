@@ -32,6 +32,10 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(value, now)).toBe(ms);
   });
 
+  it('gives a wait until an HTTP-date in whole milliseconds, rounded up, on a clock read to a fraction', () => {
+    expect(parseRetryAfter(httpDate(3000), now + 0.989990234375)).toBe(3000);
+  });
+
   it("reads RFC 850's form of an HTTP-date, the third that RFC 9110 accepts", () => {
     const at = Date.UTC(1994, 10, 6, 8, 49, 7);
     expect(parseRetryAfter('Sunday, 06-Nov-94 08:49:37 GMT', at)).toBe(30_000);
