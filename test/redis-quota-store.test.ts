@@ -193,6 +193,23 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(await b.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({ strikes: 0 });
   });
 
+  it('fails a call at once, saying to keep it open, once its owner closed the client', async () => {
+    const redis =
+      kind === 'node-redis' ? await connectNodeRedis(server.url) : new Redis(server.url);
+    const store = new RedisQuotaStore({ client: redis, logger: { error() {}, warn() {} } });
+    closers.push(() => store.close());
+    const { client, sent } = recordingClient(store);
+    await expect(client.listPets()).resolves.toEqual([]);
+    await redis.quit();
+    const started = Date.now();
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect(error).not.toBeInstanceOf(RateLimitError);
+    expect((error as Error).message).toMatch(/not connected .*close it only after the last/);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(sent).toHaveLength(1);
+  });
+
   it('fails a call at once, saying why, when Redis refuses its scripts (a user without EVAL)', async () => {
     const user = `noeval-${kind}`;
     await admin.sendCommand([

@@ -158,8 +158,8 @@ export class RedisQuotaStore implements QuotaStore {
   /** Leases Redis granted after the store stopped waiting for them, for the next call. */
   readonly #spares: Array<{ bucket: string; lease: string; strikes: number }> = [];
   #closed = false;
-  /** Redis has answered this store once: a client closed since may be mid-failover, not misused. */
-  #answered = false;
+  /** Whether the client given was closed, or never connected (node-redis `isOpen`, ioredis `status`). */
+  readonly #shut: () => boolean;
 
   constructor(options: RedisQuotaStoreOptions) {
     const redis = adapt(options?.client);
@@ -181,6 +181,8 @@ export class RedisQuotaStore implements QuotaStore {
       );
     }
     this.#redis = redis;
+    const given = options.client as { isOpen?: unknown; status?: unknown };
+    this.#shut = () => given.isOpen === false || given.status === 'end';
     this.#prefix = prefix;
     this.#timeoutMs = timeoutMs;
     this.#logger = options.logger ?? console;
@@ -255,7 +257,6 @@ export class RedisQuotaStore implements QuotaStore {
     const sent = this.#downSince;
     try {
       const result = await work();
-      this.#answered = true;
       // Back only once a call sent since it failed is answered.
       if (this.#downUntil > 0 && sent === this.#downSince) {
         this.#downUntil = 0;
@@ -282,10 +283,10 @@ export class RedisQuotaStore implements QuotaStore {
           { cause: error },
         );
       }
-      // node-redis's error for a client never connected: waiting does not cure it either.
-      if (!this.#answered && /client is closed/i.test(describe(error))) {
+      // A client its owner never connected, or closed: waiting does not cure that either.
+      if (this.#shut()) {
         throw new AnimalStoreError(
-          `The Redis client given to RedisQuotaStore is not connected (${describe(error)}): connect it first (await client.connect()) and keep it open while the store is used. Nothing was sent.`,
+          `The Redis client given to RedisQuotaStore is not connected (${describe(error)}): connect it before the first call (await client.connect()) and close it only after the last. Nothing was sent.`,
           { cause: error },
         );
       }
