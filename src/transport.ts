@@ -1,6 +1,11 @@
 import createClient, { type Client, createQuerySerializer } from 'openapi-fetch';
 import type { paths } from '../generated/schema.js';
-import { ConnectionError, type Redactor, ResponseValidationError } from './errors.js';
+import {
+  ConnectionError,
+  describeThrown,
+  type Redactor,
+  ResponseValidationError,
+} from './errors.js';
 import type { Operation } from './operations.js';
 import { checkErrorBody, REJECT } from './operations.js';
 import type { FetchInit, FetchResponse } from './options.js';
@@ -191,8 +196,10 @@ export class Transport {
       try {
         response = await (within ? within(() => this.#dispatch(request)) : this.#dispatch(request));
       } catch (error) {
-        // openapi-fetch reads a property of what was thrown: a bare null would fail there.
-        throw error ?? new TypeError(`fetch rejected with ${error}`);
+        // openapi-fetch reads a property of what was thrown (a bare null would fail there), and
+        // the error says what it was.
+        if (error instanceof Error) throw error;
+        throw new TypeError(`fetch rejected with ${describeThrown(error).slice(0, 200)}`);
       }
       // `Response.error()`, or a custom fetch that resolved something else.
       if (response?.type === 'error')

@@ -18,7 +18,14 @@ import {
 } from '../src/index.js';
 
 import { recordingLogger } from './helpers/logger.js';
-import { apiError, clientWith, json, rex, scriptedFetch } from './helpers/scripted-fetch.js';
+import {
+  API_KEY,
+  apiError,
+  clientWith,
+  json,
+  rex,
+  scriptedFetch,
+} from './helpers/scripted-fetch.js';
 import { sleep } from './helpers/sleep.js';
 
 // What hostile or broken servers and callers try, each point of the SDK's
@@ -625,8 +632,8 @@ describe('smaller ones', () => {
     expect(error).toBeInstanceOf(ConnectionError);
   });
 
-  it('reports a custom fetch rejecting null or undefined as a ConnectionError that says so', async () => {
-    for (const thrown of [null, undefined]) {
+  it('reports a custom fetch rejecting what is no Error as a ConnectionError that says what', async () => {
+    for (const thrown of [null, undefined, 'proxy down', 42]) {
       const fetch = () => Promise.reject(thrown);
       const error = await clientWith(fetch, { maxRetries: 0 })
         .listPets()
@@ -634,6 +641,12 @@ describe('smaller ones', () => {
       expect(error).toBeInstanceOf(ConnectionError);
       expect((error as Error).message).toContain(`fetch rejected with ${thrown}`);
     }
+    const echo = () => Promise.reject(`refused ${API_KEY}`);
+    const error = await clientWith(echo, { maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(inspect(error, { depth: 5 })).toContain('fetch rejected with refused [redacted]');
+    expect(inspect(error, { depth: 5 })).not.toContain(API_KEY);
   });
 
   it('rejects a call whose input has a getter that throws, sending nothing', async () => {
