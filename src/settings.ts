@@ -2,7 +2,7 @@
 // is wrong), for the client and a call alike; unknown names are held against the same table.
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
-import { AnimalStoreError } from './errors.js';
+import { AnimalStoreError, describeThrown } from './errors.js';
 import type { Hooks, TracingOptions } from './observe.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import type { QuotaStore } from './quota/store.js';
@@ -318,7 +318,17 @@ function read<T extends Record<string, Rule<unknown>>>(
 ): { settings: Settings<T>; unknown: string[] } {
   const settings: Record<string, unknown> = {};
   const given = options as Record<string, unknown>;
-  for (const name in table) settings[name] = table[name]!(given[name], where(name));
+  for (const name in table) {
+    const at = where(name);
+    try {
+      settings[name] = table[name]!(given[name], at);
+    } catch (cause) {
+      if (cause instanceof AnimalStoreError) throw cause;
+      throw new AnimalStoreError(`Invalid ${at}: reading it threw ${describeThrown(cause)}.`, {
+        cause,
+      });
+    }
+  }
   return {
     settings: settings as Settings<T>,
     unknown: unknownNames(options, table, '', elsewhere),

@@ -665,6 +665,25 @@ describe('smaller ones', () => {
     expect(stub.received).toHaveLength(0);
   });
 
+  it('names the option of a call whose getter throws, sending nothing', async () => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const headers = Object.defineProperty({}, 'x-trace', {
+      enumerable: true,
+      get() {
+        throw new Error(`boom ${API_KEY}`);
+      },
+    });
+    const error = await clientWith(stub.fetch)
+      .listPets({}, { headers })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect((error as Error).message).toBe(
+      'Invalid listPets option headers: reading it threw Error: boom [redacted].',
+    );
+    expect(inspect(error, { depth: 5 })).not.toContain(API_KEY);
+    expect(stub.received).toHaveLength(0);
+  });
+
   it('never reports a 2xx as a failure because of its headers (property)', async () => {
     vi.useRealTimers();
     const header = fc.oneof(
@@ -1046,7 +1065,9 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
         }
       })();
       expect(error).toBeInstanceOf(AnimalStoreError);
-      expect((error as Error).message).toMatch(/Invalid PetsClient options: reading them threw/);
+      expect((error as Error).message).toMatch(
+        /Invalid (?:PetsClient options: reading them|[\w.]+: reading it) threw/,
+      );
       expect(inspect(error, { depth: 10 })).not.toContain(KEY);
     }
   });
