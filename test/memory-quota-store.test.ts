@@ -244,17 +244,17 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 
-  it('bounds a stated budget that a 429 contradicted by what went through before it', async () => {
+  it('bounds a stated budget that a 429 stating none contradicted by the learnt rounds, not a window', async () => {
     const { store, lease, advance } = storeAt();
     await store.observe('b', await lease(), { status: 200, window: window(100, 60_000, 10, 100) });
     await store.observe('b', await lease(), { status: 429, cooldownMs: 1000 });
     advance(1000);
-    // The window says 99 are left; the limit the 429 showed (one in 1 s) binds first.
-    await store.observe('b', await lease(), { status: 200, window: window(98, 60_000, 10, 100) });
-    expect(await store.admit('b')).toEqual({ reason: 'budget-exhausted', waitMs: 1000 });
-    advance(1000);
+    await store.observe('b', await lease(), { status: 200, window: window(97, 60_000, 10, 100) });
+    // The window says 97 are left; a round of two binds first. The 429, which may be a proxy's,
+    // left no window of its own: the next round may be as large again.
     await lease();
-    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight', waitMs: 1000 });
+    await lease();
+    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
   });
 
   it('keeps a window stated only by 429s, to requests another window allowed, starting over for a day', async () => {

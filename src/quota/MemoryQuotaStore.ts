@@ -380,7 +380,9 @@ function learnWindow(
   const { windows, opening, passed } = bucket;
   [bucket.opening, bucket.passed] = [0, 0];
   const key = window?.limit ?? LEARNT;
-  const hidden = window ? [...windows.keys()].some((other) => other !== key) : opening && passed;
+  const others = [...windows.keys()].some((other) => other !== key);
+  // Where windows are stated, a 429 that states none may be a proxy's: it is not taken as a limit.
+  const hidden = window ? others : opening && passed && !others;
   if (!hidden) return;
   const known = windows.get(key) ?? { remaining: 0, resetId: 0, resetAt: end };
   if (windows.set(key, known).size > MAX_WINDOWS) windows.delete(windows.keys().next().value!);

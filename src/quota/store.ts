@@ -103,7 +103,7 @@ export interface Observation {
  *   every known window its response does not restate;
  * - a 429 that is not `guessed`, to a request the known windows allowed,
  *   shows a limit no other response states: its window is kept (the one it
- *   reports, when others are known; else one of the answers since the first
+ *   reports, when others are known; else, when none is, one of the answers since the first
  *   request after the last 429, those in flight with it included as they
  *   come back, ending with its `cooldownMs`), starts over at each end, timed
  *   from the first answer after, for a day, and binds beside the others;

@@ -439,10 +439,13 @@ if status == 429 and ARGV[12] ~= '1' then
   local opening, passed = tonumber(v[1]) or 0, tonumber(v[2]) or 0
   redis.call('HSET', S, 'opening', 0, 'passed', 0)
   local key = ARGV[3] ~= '' and 'w:' .. ARGV[3] or 'w:learnt'
-  local hidden = ARGV[3] == '' and opening > 0 and passed > 0
+  local others = false
   for other in pairs(windows) do
-    if ARGV[3] ~= '' and other ~= key then hidden = true end
+    if other ~= key then others = true end
   end
+  -- Where windows are stated, a 429 that states none may be a proxy's: it is not taken as a limit.
+  local hidden = others
+  if ARGV[3] == '' then hidden = opening > 0 and passed > 0 and not others end
   if hidden then
     local w = windows[key] or { 0, 0, now + cooldownMs, '' }
     if ARGV[3] == '' then
