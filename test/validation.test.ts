@@ -34,6 +34,9 @@ describe('input validation', () => {
     expect(error).toBeInstanceOf(RequestValidationError);
     expect((error as Error).message).toMatch(/stauts/);
     expect(stub.received).toHaveLength(0);
+    // A call's option given as a parameter: the message says where it goes.
+    const misplaced = await client.listPets({ timeoutMs: 5 } as never).catch((e: unknown) => e);
+    expect((misplaced as Error).message).toMatch(/call options go in the second argument/);
   });
 
   it('sends limit and status as query parameters', async () => {

@@ -78,7 +78,7 @@ export const ListPetsParamsSchema = z.strictObject(
     error: (issue) =>
       issue.code === 'invalid_type'
         ? `expected an object such as { limit: 10, status: 'available' }, got ${got(issue.input)}`
-        : 'listPets accepts only limit and status',
+        : 'listPets accepts only limit and status (call options go in the second argument)',
   },
 );
 
