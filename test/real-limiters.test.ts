@@ -98,23 +98,25 @@ describe('a limiter that states nothing (nginx limit_req, no Retry-After)', () =
   );
 });
 
-// Met only in the first burst: what the client knew allowed it. From those 429s on, a window of
-// what went through until the wait said (or of the limit they state) starts over after each end.
-describe.concurrent('limits that only 429s show', () => {
-  it.each([
-    { kind: 'fastify-retry-after', shows: 'Retry-After on its 429s, nothing else', most: 3 },
-    { kind: 'express-hidden', shows: 'its headers on 429s, a looser one’s on 200s', most: 39 },
-  ] as const)(
-    '$kind ($shows): 40 calls at 5 per second, all resolved, no 429 after the first',
-    async ({ kind, most }) => {
-      const { stats, results, events } = await twentyCalls(kind, 40, 1000);
-      expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
-      expect(stats.ok).toBe(40);
-      expect(stats.tooMany).toBeGreaterThan(0);
-      expect(stats.tooMany).toBeLessThanOrEqual(most);
-      expect(after429s(events)).toEqual([]);
-      oneFirstAfterEach429(events);
-    },
-    40_000,
-  );
+describe('a limiter that says only when to come back (Retry-After on its 429s, nothing else)', () => {
+  it('is learnt as one that says nothing: 40 calls at 5 per second meet at most 8 × 429, not one every other window', async () => {
+    const { stats, results, events } = await twentyCalls('fastify-retry-after', 40, 1000);
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(stats.ok).toBe(40);
+    expect(stats.tooMany).toBeLessThanOrEqual(8);
+    oneFirstAfterEach429(events);
+  }, 40_000);
+});
+
+// Met only in the first burst, which what the client knew allowed; from then on the window the
+// 429s state starts over after each end.
+describe('a limit stated only on its 429s (a looser limiter behind it writes its headers over it)', () => {
+  it('is met in the first burst alone: 40 calls at 5 per second, all resolved, no 429 after it', async () => {
+    const { stats, results, events } = await twentyCalls('express-hidden', 40, 1000);
+    expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+    expect(stats.ok).toBe(40);
+    expect(stats.tooMany).toBeGreaterThan(0);
+    expect(after429s(events)).toEqual([]);
+    oneFirstAfterEach429(events);
+  }, 40_000);
 });

@@ -19,11 +19,8 @@ interface Bucket {
   readonly learnt: Learnt;
   span: number; // the longest seconds-until reset said: a whole window
   strict: boolean; // a 429 came although the budget allowed it: windows are not trusted alone
-  /** When the first request since the last 429 was sent, and the answers since. */
+  /** When the first request after the last 429's wait was sent (0: none yet, or no 429 before it). */
   opening: number;
-  passed: number;
-  /** In flight at the 429 that taught the learnt window: each answered raises its limit. */
-  late: Set<string>;
   readonly listeners: Set<() => void>;
 }
 
@@ -186,8 +183,6 @@ export class MemoryQuotaStore implements QuotaStore {
       span: 0,
       strict: false,
       opening: 0,
-      passed: 0,
-      late: new Set(),
       listeners: new Set(),
     };
     this.#buckets.delete(name);
@@ -251,7 +246,7 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 
   #grant(bucket: Bucket): string {
-    bucket.opening ||= this.#now();
+    if (bucket.opening < 0) bucket.opening = this.#now();
     const lease = String(++this.#leases);
     bucket.inFlight.add(lease);
     return lease;
@@ -295,16 +290,13 @@ export class MemoryQuotaStore implements QuotaStore {
     } else if (answered(status)) bucket.known ||= teaches;
     if (answered(status)) {
       bucket.learnt.got++;
-      if (bucket.opening) bucket.passed++;
-      const rolls = bucket.late.delete(lease) && bucket.windows.get(LEARNT)?.rolls;
-      if (rolls) rolls.limit++;
     }
     if (teaches && answered(status)) endStreak(bucket.learnt, now);
     if (status === 0 && cooldownMs) {
       bucket.quietUntil = Math.max(bucket.quietUntil, now + cooldownMs);
     }
     if (status === 429) {
-      if (!guessed) learnWindow(bucket, lease, window, now, now + (cooldownMs ?? 0));
+      if (!guessed) learnWindow(bucket, window, now);
       const until = learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, now, stated);
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, until);
       bucket.span = Number.POSITIVE_INFINITY;
@@ -322,7 +314,6 @@ export class MemoryQuotaStore implements QuotaStore {
 
   #end(name: string, bucket: Bucket, lease: string, now: number): void {
     bucket.inFlight.delete(lease);
-    bucket.late.delete(lease);
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
     // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle.
@@ -361,39 +352,21 @@ export function resetIn(bucket: { span: number }, window: WindowReport): number 
   return whole > 0 && said >= whole ? said : window.resetInMs;
 }
 
-/** The key of the window learnt from 429s where none is stated. */
-const LEARNT = -1;
-
 /**
- * A 429 that says when to come back, to a request the windows known allowed, shows a limit that
- * no other response states: the window it states, or else one ending then, of what went through
- * since the first request after the last 429 (and of what was in flight then, as it comes back).
- * Such a window starts over at the first request after its end, for a day, as if restated.
+ * A 429 that says when to come back and states a window of another limit than the windows known
+ * (two limiters stacked in one dialect, the looser writing its headers over the other's; a day's
+ * limit behind a minute's headers) shows a limit no other response states. Its window is kept,
+ * starting over at the first request after each end, for a day, as if restated: as long as the
+ * policy says, else from the first request after the last 429's wait (or the 429, without one)
+ * to its reset.
  */
-function learnWindow(
-  bucket: Bucket,
-  lease: string,
-  window: WindowReport | undefined,
-  now: number,
-  end: number,
-) {
-  const { windows, opening, passed } = bucket;
-  [bucket.opening, bucket.passed] = [0, 0];
-  const key = window?.limit ?? LEARNT;
-  const others = [...windows.keys()].some((other) => other !== key);
-  // Where windows are stated, a 429 that states none may be a proxy's: it is not taken as a limit.
-  const hidden = window ? others : opening && passed && !others;
-  if (!hidden) return;
-  const known = windows.get(key) ?? { remaining: 0, resetId: 0, resetAt: end };
-  if (windows.set(key, known).size > MAX_WINDOWS) windows.delete(windows.keys().next().value!);
-  if (!window) {
-    known.resetAt = end;
-    bucket.late = new Set([...bucket.inFlight].filter((other) => other !== lease));
-  }
-  const span = window?.windowMs ?? known.resetAt - (opening || now);
-  known.rolls = {
-    limit: window?.limit ?? passed,
-    span: Math.max(span, known.rolls?.span ?? 0),
-    until: now + HORIZON_MS,
-  };
+function learnWindow(bucket: Bucket, window: WindowReport | undefined, now: number) {
+  const { windows, opening } = bucket;
+  bucket.opening = -1;
+  if (!window || window.limit < 1 || ![...windows.keys()].some((other) => other !== window.limit))
+    return;
+  const known = windows.get(window.limit);
+  if (!known) return;
+  const span = window.windowMs ?? known.resetAt - (opening > 0 ? opening : now);
+  known.rolls = { limit: window.limit, span, until: now + HORIZON_MS };
 }

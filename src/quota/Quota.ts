@@ -418,8 +418,8 @@ export class Quota {
           continue;
         }
         if ('lease' in admission) {
-          // The head was aborted while the store was asked.
-          if (waiters[0] !== head) {
+          // The head was aborted while the store was asked, or a 429 came meanwhile.
+          if (waiters[0] !== head || ((this.#shared && cooldowns.get(bucket)) || 0) > Date.now()) {
             await this.release(admission.lease);
             continue;
           }

@@ -101,12 +101,10 @@ export interface Observation {
  *   of order only tighten the budget); an earlier reset further ahead is the
  *   same window, whose lower `remaining` counts; a request counts against
  *   every known window its response does not restate;
- * - a 429 that is not `guessed`, to a request the known windows allowed,
- *   shows a limit no other response states: its window is kept (the one it
- *   reports, when others are known; else, when none is, one of the answers since the first
- *   request after the last 429, those in flight with it included as they
- *   come back, ending with its `cooldownMs`), starts over at each end, timed
- *   from the first answer after, for a day, and binds beside the others;
+ * - a 429 that is not `guessed` and reports a window of another limit than
+ *   the windows known shows a limit no other response states: its window
+ *   (a limit of 1 or more) is kept, starts over at each end, timed from the
+ *   first answer after, for a day, and binds beside the others;
  * - while no window is stated (a 2xx or 4xx came without one), or after a
  *   429 while none learnt from a 429 is kept, the budget is learnt as well:
  *   requests go in rounds, the first of one request; a round ends

@@ -8,9 +8,9 @@
 //                    `seq` (arrival counter), `turn` (the turn last served), `asking`
 //                    (epoch ms: until then, the processes waiting are asked what Redis lost),
 //                    `ended:w:<limit>` (the resetId of the last window seen to end),
-//                    `w:<limit>` = "remaining:resetId:resetAt" (a window learnt from a 429,
-//                    and `w:learnt` of one none states, add ":limit:span:until:fresh": it
-//                    starts over), `opening`, `passed`, `late:<lease>` (learnWindow's), `span` (the longest
+//                    `w:<limit>` = "remaining:resetId:resetAt" (a window learnt from a 429
+//                    adds ":limit:span:until:fresh": it starts over), `opening` (learnWindow's),
+//                    `span` (the longest
 //                    seconds-until reset said, in ms; -1 after a 429), and the budget
 //                    learnt while none is stated (or after a 429, `strict`): `allow`,
 //                    `sent`, `from`, `pace`, `ceiling`, `calm`, `losses`; `strikes` (429s in a row)
@@ -334,7 +334,7 @@ elseif learnt then
   if took ~= true then return deny('budget-exhausted', took) end
 end
 redis.call('ZADD', L, fmt(now + leaseMs), lease)
-if (tonumber(redis.call('HGET', S, 'opening')) or 0) == 0 then redis.call('HSET', S, 'opening', fmt(now)) end
+if (tonumber(redis.call('HGET', S, 'opening')) or 0) < 0 then redis.call('HSET', S, 'opening', fmt(now)) end
 redis.call('HSET', U, store, fmt(turn + 1) .. ':' .. fmt(now))
 if turn > served then redis.call('HSET', S, 'turn', turn) end
 if placed then
@@ -365,16 +365,6 @@ local teaches = known or redis.call('HGET', S, 'probe') == lease
 local answered = (status >= 200 and status < 300) or (status >= 400 and status < 429)
 -- An answer of the service to a request sent since the last 429 ends the 429s in a row.
 if answered then redis.call('HINCRBY', S, 'got', 1) end
-if answered and (tonumber(redis.call('HGET', S, 'opening')) or 0) > 0 then redis.call('HINCRBY', S, 'passed', 1) end
--- Answered in flight at the 429 that taught the learnt window: it raises its limit.
-if redis.call('HDEL', S, 'late:' .. lease) == 1 and answered and windows['w:learnt'] then
-  local w = windows['w:learnt']
-  local limit, rest = string.match(w[4], '^:(%d+)(.*)$')
-  if limit then
-    w[4] = ':' .. fmt(tonumber(limit) + 1) .. rest
-    redis.call('HSET', S, 'w:learnt', fmt(w[1]) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]) .. w[4])
-  end
-end
 -- The request counts against every window its response does not restate, and a window started
 -- over began, at the latest, as the first answer after came.
 for k, w in pairs(windows) do
@@ -435,35 +425,18 @@ elseif teaches and answered then
 end
 if status == 429 and ARGV[12] ~= '1' then
   -- A limit no other response states (MemoryQuotaStore's learnWindow).
-  local v = redis.call('HMGET', S, 'opening', 'passed')
-  local opening, passed = tonumber(v[1]) or 0, tonumber(v[2]) or 0
-  redis.call('HSET', S, 'opening', 0, 'passed', 0)
-  local key = ARGV[3] ~= '' and 'w:' .. ARGV[3] or 'w:learnt'
+  local opening = tonumber(redis.call('HGET', S, 'opening')) or 0
+  redis.call('HSET', S, 'opening', -1)
+  local key = 'w:' .. ARGV[3]
   local others = false
   for other in pairs(windows) do
     if other ~= key then others = true end
   end
-  -- Where windows are stated, a 429 that states none may be a proxy's: it is not taken as a limit.
-  local hidden = others
-  if ARGV[3] == '' then hidden = opening > 0 and passed > 0 and not others end
-  if hidden then
-    local w = windows[key] or { 0, 0, now + cooldownMs, '' }
-    if ARGV[3] == '' then
-      w[3] = now + cooldownMs
-      local fields = redis.call('HKEYS', S)
-      for _, f in ipairs(fields) do
-        if string.sub(f, 1, 5) == 'late:' then redis.call('HDEL', S, f) end
-      end
-      for _, other in ipairs(redis.call('ZRANGE', L, 0, -1)) do
-        if other ~= lease then redis.call('HSET', S, 'late:' .. other, 1) end
-      end
-    end
-    local before = tonumber(string.match(w[4], '^:%d+:(%d+)')) or 0
+  local w = windows[key]
+  if ARGV[3] ~= '' and (tonumber(ARGV[3]) or 0) >= 1 and others and w then
     local span = within_day(ARGV[11])
     if span == 0 then span = w[3] - (opening > 0 and opening or now) end
-    local limit = ARGV[3] ~= '' and ARGV[3] or fmt(passed)
-    w[4] = ':' .. limit .. ':' .. fmt(math.max(span, before)) .. ':' .. fmt(now + DAY) .. ':0'
-    windows[key] = w
+    w[4] = ':' .. ARGV[3] .. ':' .. fmt(math.max(1, span)) .. ':' .. fmt(now + DAY) .. ':0'
     redis.call('HSET', S, key, fmt(w[1]) .. ':' .. fmt(w[2]) .. ':' .. fmt(w[3]) .. w[4])
   end
 end
