@@ -600,6 +600,40 @@ describe('a hostile or broken server or store', () => {
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(100);
   });
 
+  it('gives back a lease a store granted while a 429 came, and holds its call for the wait', async () => {
+    let opened: () => void = () => {};
+    const gate = new Promise<void>((open) => {
+      opened = open;
+    });
+    let asked = 0;
+    class LateStore extends MemoryQuotaStore {
+      override async admit(bucket: string) {
+        const answer = await super.admit(bucket);
+        // The second call's lease, granted now, comes back only once the first met its 429.
+        if (++asked === 3) await gate;
+        return answer;
+      }
+      override async observe(bucket: string, lease: string, observation: Observation) {
+        await super.observe(bucket, lease, observation);
+        if (observation.status === 429) opened();
+      }
+    }
+    const stub = scriptedFetch(
+      json([rex], 200, limits(50)),
+      apiError(429, { 'retry-after': '2' }),
+    ).thenAlways(json([rex], 200, limits(48)));
+    const client = clientWith(stub.fetch, { quotaStore: new LateStore() });
+    await client.listPets();
+    const first = client.listPets();
+    const second = client.listPets();
+    await vi.advanceTimersByTimeAsync(1000);
+    // The second was granted before the 429 and answered after: it waits the 429's 2 s too.
+    expect(stub.received).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1500);
+    await expect(Promise.all([first, second])).resolves.toEqual([[rex], [rex]]);
+    expect(stub.received).toHaveLength(4);
+  });
+
   it('lets an abort end a call at once while a slow store is asked', async () => {
     class SlowStore extends MemoryQuotaStore {
       override async admit(bucket: string) {
