@@ -622,7 +622,9 @@ describe('a hostile or broken server or store', () => {
       json([rex], 200, limits(50)),
       apiError(429, { 'retry-after': '2' }),
     ).thenAlways(json([rex], 200, limits(48)));
-    const client = clientWith(stub.fetch, { quotaStore: new LateStore() });
+    // A key of its own: the 429's cooldown is shared by the key's clients in this process.
+    const quotaStore = new LateStore();
+    const client = clientWith(stub.fetch, { apiKey: 'sk_late_lease_key', quotaStore });
     await client.listPets();
     const first = client.listPets();
     const second = client.listPets();
