@@ -232,12 +232,16 @@ const run = async () => {
   const fetched = await client.getPet(created.id);
   const listed = await client.listPets();
   const missing = await client.getPet(424242).catch((e) => e instanceof NotFoundError && e.status);
-  // Another program spends what is left of the window behind the client's back.
-  for (let left = 1; left > 0; ) {
-    const response = await fetch(baseUrl + '/pets', { headers: { authorization: 'Bearer page-key' } });
-    left = Number(response.headers.get('x-ratelimit-remaining'));
+  // Another program spends what is left of the window behind the client's back. Twice at most:
+  // the window follows the clock, and its hour may end between the spending and the call.
+  let limited;
+  for (let tries = 0; tries < 2 && limited !== 429; tries++) {
+    for (let left = 1; left > 0; ) {
+      const response = await fetch(baseUrl + '/pets', { headers: { authorization: 'Bearer page-key' } });
+      left = Number(response.headers.get('x-ratelimit-remaining'));
+    }
+    limited = await client.listPets().catch((e) => e instanceof RateLimitError && e.status);
   }
-  const limited = await client.listPets().catch((e) => e instanceof RateLimitError && e.status);
   const unauthorized = await new PetsClient({ apiKey: 'wrong', baseUrl, dangerouslyAllowBrowser: true, logLevel: 'off' })
     .listPets().catch((e) => e.name);
   return { created, fetched, listed: listed.length, missing, limited, unauthorized,
