@@ -40,7 +40,22 @@ export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
     const upstream = connect(target, '127.0.0.1');
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
+    // Replies keep their order: one queue per connection, each chunk written
+    // once its delay is over and every chunk before it was (timers of
+    // different lengths that end in the same millisecond may fire in any order).
+    const due: Array<{ at: number; chunk: Buffer }> = [];
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const drain = () => {
+      timer = undefined;
+      while (due.length > 0 && due[0]!.at <= Date.now()) {
+        const { chunk } = due.shift()!;
+        if (mode === 'pass') client.write(chunk);
+        else held.push(() => client.write(chunk));
+      }
+      if (due.length > 0) timer = setTimeout(drain, due[0]!.at - Date.now());
+    };
     const end = () => {
+      clearTimeout(timer);
       pairs.delete(pair);
       client.destroy();
       upstream.destroy();
@@ -51,27 +66,11 @@ export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
       if (mode === 'pass') upstream.write(chunk);
       else held.push(() => upstream.write(chunk));
     });
-    // Replies keep their order: each leaves no earlier than the one before it.
-    let last = 0;
     upstream.on('data', (chunk: Buffer) => {
-      if (mode !== 'pass') {
-        held.push(() => client.write(chunk));
-        return;
-      }
       const [min, max] = delay;
-      if (max <= 0) {
-        client.write(chunk);
-        return;
-      }
-      const at = Math.max(last, Date.now() + min + Math.random() * (max - min));
-      last = at;
-      setTimeout(
-        () => {
-          if (mode === 'pass') client.write(chunk);
-          else held.push(() => client.write(chunk));
-        },
-        Math.max(0, at - Date.now()),
-      );
+      const at = Math.ceil(Date.now() + min + Math.random() * (max - min));
+      due.push({ at: Math.max(at, due.at(-1)?.at ?? 0), chunk });
+      if (!timer) drain();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
