@@ -108,12 +108,10 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   }
 
   tooLong(reason: HoldReason, waitMs: number | undefined): Error {
-    const { rateLimit } = this.ctx;
-    const { maxRetryDelayMs } = this.ctx.settings;
     const when =
       waitMs === undefined
-        ? `, with no end in sight within maxRetryDelayMs (${maxRetryDelayMs} ms). Retry once the service, or the quota store, answers again.`
-        : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
+        ? `, with no end in sight within maxRetryDelayMs (${this.maxRetryDelayMs} ms). Retry once the service, or the quota store, answers again.`
+        : `, for ${waitMs} ms more, longer than maxRetryDelayMs (${this.maxRetryDelayMs} ms). Retry after ${new Date(Date.now() + waitMs).toISOString()}.`;
     if (reason === 'no-response') {
       return new ConnectionError(
         `${this.operation.name} was not sent: ${HOLDS[reason]}${when} Check the network and baseUrl.`,
@@ -123,7 +121,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
       status: 429,
       code: 'rate_limit_hold',
       headers: new Headers(),
-      rateLimit,
+      rateLimit: this.ctx.rateLimit,
       retryAfterMs: waitMs,
     });
   }
@@ -222,8 +220,7 @@ async function withRetries(ctx: CallContext, call: Call): Promise<Answer> {
       onFailedAttempt: ({ error, retriesLeft }) =>
         retriesLeft > 0 ? backOff(ctx, call, error) : undefined,
       shouldRetry: () => call.decision?.retry !== undefined,
-      // Given all, p-retry's copy of these options needs no property added: 0.2 µs a call
-      // against 4.3 µs with its defaults filled in (p-retry 7.1, Node 20).
+      // Given all, p-retry adds none to its copy: 0.2 µs a call against 4.3 µs (p-retry 7.1).
       factor: 1,
       maxRetryTime: Number.POSITIVE_INFINITY,
       randomize: false,
@@ -344,6 +341,11 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       // No response: the request may still have reached the service, so it is counted.
       await observe({ status: 0 });
       const failure = noResponse(ctx, call, exchange, error);
+      if (timed) {
+        const why = failure instanceof Error ? failure.name : 'aborted';
+        const ms = Math.round(performance.now() - started);
+        ctx.log.log('debug', `${call.label} -> no response (${why}) in ${ms} ms`);
+      }
       span?.end(undefined, failure);
       throw failure;
     }

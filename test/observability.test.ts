@@ -80,6 +80,19 @@ describe('logging', () => {
     );
   });
 
+  it('logs a request that got no response at debug too, saying why', async () => {
+    const { lines, logger } = recordingLogger();
+    const stub = scriptedFetch(new TypeError('fetch failed'), json(rex));
+    const call = clientWith(stub.fetch, { logLevel: 'debug', logger }).getPet(1);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await call;
+    const debug = lines.filter((l) => l.level === 'debug').map((l) => l.message);
+    expect(debug).toEqual([
+      expect.stringMatching(/\/pets\/1 -> no response \(ConnectionError\) in \d+ ms$/),
+      expect.stringMatching(/\/pets\/1 \(attempt 2\) -> 200 in \d+ ms$/),
+    ]);
+  });
+
   it.each<[LogLevel, number]>([
     ['off', 0],
     ['error', 0],
