@@ -53,7 +53,8 @@ export interface ClientOptions {
    */
   apiKey?: string | undefined;
   /**
-   * Which environment of the service to call.
+   * Which environment of the service to call: `'production'` or `'staging'`
+   * (checked even when `baseUrl` overrides it).
    * @default 'production'
    */
   environment?: Environment | undefined;

@@ -391,20 +391,18 @@ function isLoopback(hostname: string): boolean {
 /** Resolves `baseUrl` or `environment` to a checked base address without a trailing slash. */
 export function resolveBaseUrl(settings: ClientSettings): string {
   const { baseUrl, environment } = settings;
-  if (baseUrl === undefined && environment === undefined) {
-    const fromEnv = readEnv(BASE_URL_ENV);
-    if (fromEnv !== undefined) return checkBaseUrl(fromEnv, BASE_URL_ENV, settings);
+  // Checked even beside a baseUrl, which overrides it: a misspelt one is a misconfiguration.
+  if (environment !== undefined && !Object.hasOwn(environments, environment)) {
+    fail(
+      `Invalid environment ${JSON.stringify(environment)}: use 'production' or 'staging', or pass baseUrl alone.`,
+    );
   }
-  if (baseUrl === undefined) {
-    const name = environment ?? 'production';
-    if (!Object.hasOwn(environments, name)) {
-      fail(
-        `Invalid environment ${JSON.stringify(name)}: use 'production' or 'staging', or pass baseUrl.`,
-      );
-    }
-    return environments[name];
-  }
-  return checkBaseUrl(baseUrl, 'baseUrl', settings);
+  if (baseUrl !== undefined) return checkBaseUrl(baseUrl, 'baseUrl', settings);
+  if (environment !== undefined) return environments[environment];
+  const fromEnv = readEnv(BASE_URL_ENV);
+  return fromEnv === undefined
+    ? environments.production
+    : checkBaseUrl(fromEnv, BASE_URL_ENV, settings);
 }
 
 function checkBaseUrl(baseUrl: string, where: string, settings: ClientSettings): string {

@@ -35,10 +35,12 @@ describe('environments', () => {
     expect(stub.received[0]?.request.url).toBe('http://localhost:9/v1/pets');
   });
 
-  it('refuses an unknown environment', () => {
+  it('refuses an unknown environment, beside a baseUrl too', () => {
     expect(() => make({ environment: 'prod' as 'production' })).toThrow(
       /Invalid environment "prod"/,
     );
+    const both = { environment: 'prod' as 'production', baseUrl: 'http://localhost:9/v1' };
+    expect(() => make(both)).toThrow(/Invalid environment "prod"/);
   });
 });
 
