@@ -445,7 +445,7 @@ const situation = (ctx: CallContext, call: Call, lease = '') => ({
 // `.example` is reserved (RFC 2606): the built-in hosts are placeholders until real ones are named.
 const placeholderHost = (baseUrl: string) => /\.example\.?$/i.test(new URL(baseUrl).hostname);
 const PLACEHOLDER_ADVICE =
-  'This host is a placeholder: pass baseUrl with the address your account was given (or set ANIMAL_STORE_BASE_URL, which is read when neither baseUrl nor environment is passed).';
+  'This host is a placeholder: pass baseUrl with the address your account was given (or set ANIMAL_STORE_BASE_URL, and neither baseUrl nor environment).';
 
 /** The error for an attempt without a response, or whose body broke off (`status`); decided on the call. */
 function noResponse(

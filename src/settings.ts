@@ -393,9 +393,7 @@ export function resolveBaseUrl(settings: ClientSettings): string {
   const { baseUrl, environment } = settings;
   // Checked even beside a baseUrl, which overrides it: a misspelt one is a misconfiguration.
   if (environment !== undefined && !Object.hasOwn(environments, environment)) {
-    fail(
-      `Invalid environment ${JSON.stringify(environment)}: use 'production' or 'staging', or pass baseUrl alone.`,
-    );
+    fail(`Invalid environment ${JSON.stringify(environment)}: use 'production' or 'staging'.`);
   }
   if (baseUrl !== undefined) return checkBaseUrl(baseUrl, 'baseUrl', settings);
   if (environment !== undefined) return environments[environment];
