@@ -302,6 +302,27 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect((held as { waitMs: number }).waitMs).toBeLessThanOrEqual(200);
   });
 
+  it('tells a Redis that lost a window said in seconds-until (flushed) what it saw: no probe into it', async () => {
+    const prefix = `t:${kind}:flushed-approx:`;
+    const { store } = await storeOf(kind, { prefix });
+    await saw(store, { ...window(0, 3_000), approximate: true });
+    await admin.flushAll();
+    const held = await store.admit(BUCKET, { leaseMs: 10_000 });
+    expect(held).toMatchObject({ reason: 'budget-exhausted' });
+    expect((held as { waitMs: number }).waitMs).toBeGreaterThan(2_000);
+  });
+
+  it('takes a window said in seconds-until from what a process tells only when Redis lost the budget', async () => {
+    const prefix = `t:${kind}:approx-told:`;
+    const { store: knows } = await storeOf(kind, { prefix });
+    await saw(knows, { ...window(5, 3_000), approximate: true });
+    // Another process saw the same window spent; Redis, which lost nothing, knows it ended early.
+    await admin.hDel(`${prefix}{${BUCKET}}:state`, 'w:60');
+    expect(await knows.admit(BUCKET, { leaseMs: 10_000 })).toMatchObject({
+      lease: expect.any(String),
+    });
+  });
+
   it('teaches a Redis that lost a window (flushed) the window, within a renewal', async () => {
     const prefix = `t:${kind}:flushed-renew:`;
     const { store: knows } = await storeOf(kind, { prefix });

@@ -84,6 +84,14 @@ interface Watch {
   timer: ReturnType<typeof setInterval> | undefined;
 }
 
+/** The last window a process saw. */
+interface Seen {
+  readonly limit: number;
+  readonly resetId: number;
+  readonly resetAt: number;
+  readonly approximate: boolean;
+}
+
 /** A lease Redis granted, while its request is in flight. */
 interface Live {
   /** Until then (`performance.now()`), the lease surely holds in Redis. */
@@ -152,7 +160,7 @@ export class RedisQuotaStore implements QuotaStore {
   #downSince = 0;
   readonly #logged = new Map<'error' | 'warn', number>();
   /** The last window this process saw per bucket, whose count Redis may lose. */
-  readonly #windows = new Map<string, { limit: number; resetId: number; resetAt: number }>();
+  readonly #windows = new Map<string, Seen>();
   /** The end of the last 429's cooldown this process saw per bucket (epoch ms), told again with each renewal. */
   readonly #cooldowns = new Map<string, number>();
   /** Leases Redis granted after the store stopped waiting for them, for the next call. */
@@ -397,14 +405,17 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /**
-   * The last window seen here while it lasts (limit, resetId, ms left), told with every
-   * admission and renewal: a Redis that lost it (restarted empty, flushed) takes it as spent.
-   * Its reset is the service's own (a Unix time), so a window Redis saw end is never told back.
+   * The last window seen here while it lasts (limit, resetId, ms left, 1 when its reset was said
+   * in seconds-until), told with every admission and renewal: a Redis that lost it (restarted
+   * empty, flushed) takes it as spent. An exact reset is the service's own (a Unix time), so a
+   * window Redis saw end is never told back; one said in seconds-until, whose name differs from
+   * process to process, is taken only while Redis knows it lost the budget.
    */
   #seen(bucket: string): string[] {
     const seen = this.#windows.get(bucket);
     const left = Math.ceil((seen?.resetAt ?? 0) - Date.now());
-    return seen && left > 0 ? [String(seen.limit), String(seen.resetId), String(left)] : [];
+    if (!seen || left <= 0) return [];
+    return [String(seen.limit), String(seen.resetId), String(left), seen.approximate ? '1' : '0'];
   }
 
   /** Records a lease Redis granted to a script sent at `asked`, and renews it. */
@@ -490,7 +501,7 @@ export class RedisQuotaStore implements QuotaStore {
         String(LIFE_MS),
         this.#channel(bucket),
         String(cooling > TELL_MS ? Math.ceil(cooling) : 0),
-        ...[...this.#seen(bucket), '', '', ''].slice(0, 3),
+        ...[...this.#seen(bucket), '', '', '', ''].slice(0, 4),
         ...renewed.map(([lease]) => lease),
       ]),
     );
@@ -517,13 +528,13 @@ export class RedisQuotaStore implements QuotaStore {
       return;
     }
     // Remembered once Redis has it: should Redis lose it, this process says so.
-    // An estimated reset (seconds-until) names its window differently in each process.
     const { window } = observation;
-    if (window && !window.approximate) {
+    if (window) {
       const { limit, resetId, resetInMs } = window;
       const windows = this.#windows;
       windows.delete(bucket);
-      windows.set(bucket, { limit, resetId, resetAt: seenAt + resetInMs });
+      const approximate = window.approximate === true;
+      windows.set(bucket, { limit, resetId, resetAt: seenAt + resetInMs, approximate });
       if (windows.size > 256) windows.delete(windows.keys().next().value!);
     }
   }

@@ -212,9 +212,12 @@ end
 
 -- A window a process saw that Redis does not know, and did not see end (Redis
 -- lost it: restarted empty, flushed, failed over), is taken as spent: what
--- remained of it may have been sent. limit, resetId, ms until its reset.
-local function teach(limit, id, ms)
+-- remained of it may have been sent. limit, resetId, ms until its reset, and
+-- '1' for a reset said in seconds-until: its resetId is the process's own, so
+-- it is taken only while Redis knows it lost the budget (lost).
+local function teach(limit, id, ms, approximate, lost)
   if not ms or ms == '' or redis.call('HGET', S, 'w:' .. limit) then return end
+  if approximate == '1' and not lost then return end
   id, ms = tonumber(id), within_day(ms)
   local ended = tonumber(redis.call('HGET', S, 'ended:w:' .. limit)) or -1
   if id and id > ended and ms > 0 then redis.call('HSET', S, 'w:' .. limit, '0:' .. fmt(id) .. ':' .. fmt(now + ms)) end
@@ -237,7 +240,7 @@ end
 
 /**
  * ARGV: lease, store, leaseMs, wake channel, and optionally the last window
- * the store saw: its limit, resetId and ms until its reset.
+ * the store saw: its limit, resetId, ms until its reset and whether it was approximate.
  * Reply: {1, lease, strikes} or {0, reason, waitMs (-1: until a response)}.
  */
 const ADMIT = `${PRELUDE}
@@ -245,8 +248,9 @@ local lease, store, channel = ARGV[1], ARGV[2], ARGV[4]
 local leaseMs = math.max(1, within_day(ARGV[3]))
 -- Nothing of this budget in Redis: never used, expired, or lost.
 local blank = redis.call('EXISTS', S) == 0
+local lost = blank or (tonumber(redis.call('HGET', S, 'asking')) or 0) > now
 local lapsed = purge()
-teach(ARGV[5], ARGV[6], ARGV[7])
+teach(ARGV[5], ARGV[6], ARGV[7], ARGV[8], lost)
 local inflight, known, left, reset, cooldown, _, quiet = budget()
 
 -- This store's turn: its place in line, or the next after its last one. A
@@ -500,7 +504,7 @@ return 1
 /**
  * A living store keeps its leases and its place in line: ARGV: store, lifeMs,
  * wake channel, what is left of the last 429's cooldown it saw (ms, 0: none),
- * the last window it saw (limit, resetId, ms until its reset; '' for none),
+ * the last window it saw (limit, resetId, ms until its reset, approximate; '' for none),
  * then the leases of its requests in flight that it knows hold. A Redis that
  * lost them (restarted empty, flushed, or failed over before it had them) is
  * taught them again.
@@ -508,14 +512,16 @@ return 1
 const RENEW = `${PRELUDE}
 local store, lifeMs, channel = ARGV[1], math.max(1, within_day(ARGV[2])), ARGV[3]
 local cooling = within_day(ARGV[4])
+-- Lost: nothing of the budget left, or its processes asked to tell what they know.
+local lost = redis.call('EXISTS', S) == 0 or (tonumber(redis.call('HGET', S, 'asking')) or 0) > now
 local lapsed = purge()
-teach(ARGV[5], ARGV[6], ARGV[7])
+teach(ARGV[5], ARGV[6], ARGV[7], ARGV[8], lost)
 local expiry = fmt(now + lifeMs)
 if cooling > 0 then
   local cooldown = tonumber(redis.call('HGET', S, 'cooldown')) or 0
   if now + cooling > cooldown then redis.call('HSET', S, 'cooldown', fmt(now + cooling)) end
 end
-for i = 8, #ARGV do
+for i = 9, #ARGV do
   redis.call('ZADD', L, expiry, ARGV[i])
   redis.call('HDEL', G, ARGV[i])
 end
