@@ -25,10 +25,27 @@ function base64(secret: string): string[] {
 
 // What may stand between two of the key's characters: what a reader does not see (controls, NUL
 // as UTF-16 read as bytes shows it; Unicode's format characters: zero-width, direction marks, soft
-// hyphen, tags; fillers, variation selectors), and a split: a line break, a space, or a comma (a
+// hyphen, tags; fillers, variation selectors; combining marks), and a split: a line break, a space, or a comma (a
 // header sent twice), those of them the key does not hold, so that no run is read two ways.
 const between = (secret: string) =>
-  `(?:[\\0-\\x08\\x0e-\\x1f\\x7f-\\x9f\\xad\\u034f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\t-\\r${[' ', ','].filter((split) => !secret.includes(split)).join('')}]|\\udb40[\\udc00-\\udc7f])*`;
+  `(?:[\\0-\\x08\\x0e-\\x1f\\x7f-\\x9f\\xad\\u0300-\\u036f\\u061c\\u115f\\u1160\\u17b4\\u17b5\\u180b-\\u180f\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u206f\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\t-\\r${[' ', ','].filter((split) => !secret.includes(split)).join('')}]|\\udb40[\\udc00-\\udc7f])*`;
+
+/**
+ * Any run of half the key or more (at least 12 characters), as is, in any case, taken to where it
+ * stops: a server that echoes most of the key, or splits it (across two headers, around a tag or
+ * a look-alike character), shows no part it could be put together from.
+ */
+function halves(secret: string): string[] {
+  const need = Math.max(12, Math.ceil(secret.length / 2));
+  const chars = secret.length > 256 ? [] : [...secret].map(literal);
+  return chars
+    .slice(need - 1)
+    .map(
+      (_, at) =>
+        chars.slice(at, at + need).join('') +
+        chars.slice(at + need).reduceRight((tail, char) => `(?:${char}${tail})?`, ''),
+    );
+}
 
 /**
  * Every spelling of `secret` a decoder reads as it: each character as is, percent-encoded (once or
@@ -61,6 +78,11 @@ export function spellings(secret: string): RegExp {
   const each = '(?:[\\s:,.-]|0x)*';
   const dumps = [bytes.map((byte) => hex(byte, 2)).join(each), bytes.join('\\s*,\\s*')];
   // (Not for a key over 256 characters, which no dump of a request shows, and whose pattern would grow too deep.)
-  const all = [...sources, ...(secret.length > 256 ? [] : dumps), ...base64(secret)];
+  const all = [
+    ...sources,
+    ...(secret.length > 256 ? [] : dumps),
+    ...base64(secret),
+    ...halves(secret),
+  ];
   return new RegExp([...new Set(all)].join('|'), 'gi');
 }

@@ -168,6 +168,45 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
     for (const text of [rawBody, message]) expect(text).not.toContain(form);
   });
 
+  // Half the key or more, as is, in any case: what is left shows less than half of it.
+  const half = Math.ceil(KEY.length / 2);
+  const plain = (text: string) => text.normalize('NFKD').replace(/\p{M}/gu, '');
+  const showsHalf = (text: string) =>
+    [...KEY].some(
+      (_, at) =>
+        at + half <= KEY.length &&
+        text.toLowerCase().includes(KEY.slice(at, at + half).toLowerCase()),
+    );
+  it.each([
+    ['all but its last character', KEY.slice(0, -1)],
+    ['in capitals, all but its first character', KEY.slice(1).toUpperCase()],
+    ['around a tag', `${KEY.slice(0, 15)}<b></b>${KEY.slice(15)}`],
+    ['around a look-alike', KEY.replace('K', '\uff2b')],
+    ['around a no-break space', `${KEY.slice(0, 20)}\u00a0${KEY.slice(20)}`],
+    ['with a combining mark after each character', [...KEY].join('\u0301')],
+  ])('leaves less than half of it in the error when a body holds it %s', async (_, form) => {
+    const stub = scriptedFetch(new Response(`debug: ${form}`, { status: 500 }));
+    const error = await clientWith(stub.fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    const { rawBody, message } = error as ApiError;
+    expect(showsHalf(plain(form))).toBe(true);
+    for (const text of [rawBody ?? '', message, inspect(error)]) {
+      expect(text).toContain('[redacted]');
+      expect(showsHalf(plain(text))).toBe(false);
+    }
+  });
+
+  it('leaves less than half of it in headers that split it in two', async () => {
+    const at = half - 1;
+    const stub = scriptedFetch(apiError(500, { 'x-a': KEY.slice(0, at), 'x-b': KEY.slice(at) }));
+    const error = (await clientWith(stub.fetch, { apiKey: KEY, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error.headers.get('x-b')).toBe('[redacted]');
+    expect(`${error.headers.get('x-a')}${error.headers.get('x-b')}`).not.toContain(KEY);
+  });
+
   it.each([
     [
       'a WWW-Authenticate header in base64',
@@ -832,7 +871,9 @@ describe('redaction in header names, hidden causes and short keys', () => {
     const key = `sk_live_${'\\'.repeat(30)}Z`;
     const redactor = new Redactor(key);
     const started = performance.now();
-    expect(redactor.text(`sk_live_${'\\'.repeat(60)}Y`)).not.toContain('[redacted]');
+    // All of the key but its last character: taken out, as any run of half the key or more.
+    expect(redactor.text(`sk_live_${'\\'.repeat(60)}Y`)).toBe('[redacted][redacted]Y');
+    expect(redactor.text(`sk_live_${'\\'.repeat(11)}Y`)).not.toContain('[redacted]');
     // Linear: microseconds; trying every reading of the run took seconds, doubling with each one.
     expect(performance.now() - started).toBeLessThan(1000);
     expect(redactor.text(`x ${key} y`)).toBe('x [redacted] y');
@@ -843,7 +884,7 @@ describe('redaction in header names, hidden causes and short keys', () => {
     const redactor = new Redactor(key);
     const started = performance.now();
     expect(redactor.text(`${'3'.repeat(47)}x`.repeat(200))).toContain('[redacted]');
-    expect(redactor.text(`${'3'.repeat(23)}x`.repeat(2000))).not.toContain('[redacted]');
+    expect(redactor.text(`${'3'.repeat(11)}x`.repeat(4000))).not.toContain('[redacted]');
     // Linear: milliseconds; a digit read either as itself or as half of a byte took seconds.
     expect(performance.now() - started).toBeLessThan(1000);
     // Its dump reads as the key's bytes, or as the key spaced out: either way, nothing is left.

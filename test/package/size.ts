@@ -95,12 +95,13 @@ import { root } from './pack.js';
  * reset read alone (24.91 KiB up front, 32.77 KiB in all, 32.23 KiB plain),
  * and 0.3 KiB for windows only 429s state, timed from the first answer
  * after each end, and a hint where a call's options go (25.18 KiB up front,
- * 33.07 KiB in all, 32.52 KiB plain).
+ * 33.07 KiB in all, 32.52 KiB plain), and 0.07 KiB for taking out any run of
+ * half the key or more that a server echoes (25.27, 33.15, 32.61).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 25.2 * 1024, total: 33.1 * 1024, plain: 32.55 * 1024 };
+export const BUDGET = { initial: 25.3 * 1024, total: 33.2 * 1024, plain: 32.65 * 1024 };
 
 export interface Size {
   minified: number;
