@@ -105,14 +105,17 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('b')).toEqual({ reason: 'budget-unknown' });
   });
 
-  it('learns a budget nobody states: rounds that double while answered without a 429', async () => {
-    const { store, lease } = storeAt();
+  it('holds nothing while nobody states a budget, after the first answer and until a 429', async () => {
+    const { store, lease, advance } = storeAt();
     await store.observe('b', await lease(), { status: 200 });
-    for (const size of [2, 4, 8, 16, 32, 64]) {
-      const round = await Promise.all(Array.from({ length: size }, () => lease()));
-      expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
-      for (const one of round) await store.observe('b', one, { status: 200 });
-    }
+    const all = await Promise.all(Array.from({ length: 500 }, () => lease()));
+    for (const one of all.slice(1)) await store.observe('b', one, { status: 200 });
+    await store.observe('b', all[0]!, { status: 429, cooldownMs: 100, guessed: true });
+    advance(100);
+    // Then learnt: half of what went through before the 429 (and itself), the probe included.
+    await store.observe('b', await lease(), { status: 200 });
+    await Promise.all(Array.from({ length: 249 }, () => lease()));
+    expect(await store.admit('b')).toEqual({ reason: 'budget-in-flight' });
   });
 
   it('halves the learnt budget after a 429, and paces its rounds by a guessed wait', async () => {
@@ -120,11 +123,12 @@ describe('MemoryQuotaStore', () => {
     await store.observe('b', await lease(), { status: 200 });
     const four = [await lease(), await lease()];
     for (const one of four) await store.observe('b', one, { status: 200 });
-    const round = [await lease(), await lease(), await lease(), await lease()];
-    await store.observe('b', round[0]!, { status: 200 });
-    await store.observe('b', round[1]!, { status: 429, cooldownMs: 1000, guessed: true });
+    // A round of five meets a 429 after three answers: four went through, itself included.
+    const round = await Promise.all(Array.from({ length: 5 }, () => lease()));
+    for (const one of round.slice(0, 3)) await store.observe('b', one, { status: 200 });
+    await store.observe('b', round[3]!, { status: 429, cooldownMs: 1000, guessed: true });
     // Answers of the same round teach nothing more.
-    for (const one of round.slice(2)) await store.observe('b', one, { status: 200 });
+    await store.observe('b', round[4]!, { status: 200 });
     expect(await store.admit('b')).toEqual({ reason: 'cooldown', waitMs: 1000 });
     advance(1000);
     // One goes first; then two in the round of a second that began with it.
@@ -304,13 +308,19 @@ describe('MemoryQuotaStore', () => {
       }
       return leases.length;
     };
-    const sizes: number[] = [];
-    for (let i = 0; i < 4; i++) sizes.push(await round());
-    sizes.push(await round(429));
+    // Reactive until the 429: the probe, then a round of 16 that meets it.
+    const sizes: number[] = [await round()];
+    const sixteen = await Promise.all(Array.from({ length: 16 }, () => store.admit('b')));
+    expect(sixteen.every((one) => 'lease' in one)).toBe(true);
+    // Fifteen answered, then the 429: met at sixteen.
+    for (const [i, one] of sixteen.entries()) {
+      const observation = i < 15 ? { status: 200 } : { status: 429, cooldownMs: 500 };
+      if ('lease' in one) await store.observe('b', one.lease, observation);
+    }
     advance(500);
     for (let i = 0; i < 5; i++) sizes.push(await round());
     // After the probe, half the size met, then one more each round: not 16 again at once.
-    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 8, 9, 10, 11]);
+    expect(sizes).toEqual([1, 1, 8, 9, 10, 11]);
   });
 
   it('takes one more off a learnt round for each 429 after the first in it', async () => {
@@ -320,10 +330,10 @@ describe('MemoryQuotaStore', () => {
       const round = await Promise.all(Array.from({ length: size }, () => lease()));
       for (const one of round) await store.observe('b', one, { status: 200 });
     }
-    const round = await Promise.all(Array.from({ length: 8 }, () => lease()));
-    for (const one of round.slice(0, 5)) await store.observe('b', one, { status: 200 });
-    // Three 429s: halved to 4 by the first, less one for each of the two others.
-    for (const one of round.slice(5))
+    const round = await Promise.all(Array.from({ length: 10 }, () => lease()));
+    for (const one of round.slice(0, 7)) await store.observe('b', one, { status: 200 });
+    // Three 429s: the first met at 8 (7 answered, and itself) halves it to 4, less one for each other.
+    for (const one of round.slice(7))
       await store.observe('b', one, { status: 429, cooldownMs: 100, guessed: true });
     advance(100);
     await store.observe('b', await lease(), { status: 200 });

@@ -269,12 +269,18 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
       }
       return leases.length;
     };
-    const sizes: number[] = [];
-    for (let i = 0; i < 4; i++) sizes.push(await round());
-    sizes.push(await round(429));
+    // Reactive until the 429: the probe, then a round of 16 that meets it.
+    const sizes: number[] = [await round()];
+    const sixteen = await Promise.all(Array.from({ length: 16 }, () => store.admit(BUCKET)));
+    expect(sixteen.every((one) => 'lease' in one)).toBe(true);
+    // Fifteen answered, then the 429: met at sixteen.
+    for (const [i, one] of sixteen.entries()) {
+      const observation = i < 15 ? { status: 200 } : { status: 429, cooldownMs: 300 };
+      if ('lease' in one) await store.observe(BUCKET, one.lease, observation);
+    }
     await sleep(350);
     for (let i = 0; i < 5; i++) sizes.push(await round());
-    expect(sizes).toEqual([1, 2, 4, 8, 16, 1, 8, 9, 10, 11]);
+    expect(sizes).toEqual([1, 1, 8, 9, 10, 11]);
   });
 
   it('teaches a Redis that lost a 429’s cooldown (restarted empty) the rest of it, within a renewal', async () => {

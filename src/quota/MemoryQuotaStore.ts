@@ -28,7 +28,9 @@ interface Bucket {
  * The budget of a key whose limiter states none, learnt the way TCP learns a
  * path's capacity: requests go in rounds of `allow`; a round ends once all
  * its requests are answered and, after a 429, once `pace` has passed since
- * it began. A round spent whole doubles `allow` before any 429. After one,
+ * it began. Until a 429, `allow` sets no bound (the client is reactive); the
+ * first counts as lost the round's requests answered before it, and itself.
+ * A round spent whole doubles `allow`, and after a 429,
  * `allow` grows by one up to just below the `ceiling` it was lost at, stays
  * there, trying the ceiling once every 2^`losses` rounds: so a limiter that
  * states nothing meets a 429 less and less often. A round lost above the
@@ -57,7 +59,7 @@ const MAX_LOSSES = 6;
 const MAX_PACE_MS = 600_000;
 
 const newLearnt = (): Learnt => ({
-  allow: 1,
+  allow: MAX_ALLOW,
   sent: 0,
   from: 0,
   pace: 0,
@@ -128,9 +130,12 @@ export function learnt429(
   guessed: boolean,
   now: number,
   stated: boolean,
+  inFlight: number,
 ): number {
   if (learnt.from <= now) {
-    const { allow: lost, ceiling } = learnt;
+    // Until a 429, all may go (MAX_ALLOW): the limiter let through those of the round answered.
+    const { allow, ceiling } = learnt;
+    const lost = allow < MAX_ALLOW ? allow : Math.max(1, learnt.sent - inFlight + 1);
     if (!guessed) learnt.allow = Math.max(1, Math.floor(lost / 2));
     else {
       if (lost < ceiling && learnt.calm > 0) learnt.pace = Math.min(learnt.pace * 2, MAX_PACE_MS);
@@ -297,7 +302,14 @@ export class MemoryQuotaStore implements QuotaStore {
     }
     if (status === 429) {
       if (!guessed) learnWindow(bucket, window, now);
-      const until = learnt429(bucket.learnt, cooldownMs ?? 0, guessed === true, now, stated);
+      const until = learnt429(
+        bucket.learnt,
+        cooldownMs ?? 0,
+        guessed === true,
+        now,
+        stated,
+        bucket.inFlight.size,
+      );
       bucket.cooldownUntil = Math.max(bucket.cooldownUntil, until);
       bucket.span = Number.POSITIVE_INFINITY;
       // Stated windows are not trusted alone after a 429, unless one was learnt from a 429.

@@ -157,7 +157,7 @@ end
 -- of the round.
 local function take_learnt(inflight, peek)
   local v = redis.call('HMGET', S, 'allow', 'sent', 'from', 'pace', 'ceiling', 'calm', 'losses')
-  local allow, sent = tonumber(v[1]) or 1, tonumber(v[2]) or 0
+  local allow, sent = tonumber(v[1]) or 1048576, tonumber(v[2]) or 0
   local from, pace = tonumber(v[3]) or 0, tonumber(v[4]) or 0
   local ceiling, calm, losses = tonumber(v[5]) or 0, tonumber(v[6]) or 0, tonumber(v[7]) or 0
   if inflight == 0 and now >= from + pace then
@@ -362,7 +362,7 @@ const OBSERVE = `${PRELUDE}
 local lease, status = ARGV[1], tonumber(ARGV[2])
 local slack, cooldownMs, channel = ARGV[7] == '1' and 1 or 0, within_day(ARGV[8]), ARGV[9]
 purge()
-local _, known, _, _, cooldown, windows = budget()
+local inflight, known, _, _, cooldown, windows = budget()
 local stated = next(windows) ~= nil
 -- While the budget is unknown, only the probe's answer teaches it.
 local teaches = known or redis.call('HGET', S, 'probe') == lease
@@ -447,12 +447,13 @@ end
 if status == 429 then
   -- The learnt budget (MemoryQuotaStore's learnt429): the 429s of one round are one loss.
   local guessed = ARGV[12] == '1'
-  local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses', 'strikes', 'ceiling', 'calm')
-  local allow, from, pace = tonumber(v[1]) or 1, tonumber(v[2]) or 0, tonumber(v[3]) or 0
+  local v = redis.call('HMGET', S, 'allow', 'from', 'pace', 'losses', 'strikes', 'ceiling', 'calm', 'sent')
+  local allow, from, pace = tonumber(v[1]) or 1048576, tonumber(v[2]) or 0, tonumber(v[3]) or 0
   local losses, strikes = tonumber(v[4]) or 0, tonumber(v[5]) or 0
   local ceiling, calm = tonumber(v[6]) or 0, tonumber(v[7]) or 0
   if from <= now then
     local lost = allow
+    if allow >= 1048576 then lost = math.max(1, (tonumber(v[8]) or 0) - inflight + 1) end
     if not guessed then
       allow = math.floor(lost / 2)
     else
