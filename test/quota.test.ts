@@ -689,6 +689,36 @@ describe('a hostile or broken server or store', () => {
     await expect(client.listPets()).resolves.toEqual([rex]);
   });
 
+  it('fails each call in line at its own timeoutMs while the store does not answer, an aborted one included', async () => {
+    const store: QuotaStore = {
+      admit: () => new Promise(() => undefined),
+      observe: async () => undefined,
+      release: async () => undefined,
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, timeoutMs: 30_000 });
+    const controller = new AbortController();
+    const first = client.listPets(undefined, { signal: controller.signal }).catch((e) => e);
+    const started = Date.now();
+    const settledAt: number[] = [];
+    const calls = [300, 500, 500].map((timeoutMs) =>
+      client.listPets(undefined, { timeoutMs }).catch((error: unknown) => {
+        settledAt.push(Date.now() - started);
+        return error;
+      }),
+    );
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await first).toBe(controller.signal.reason);
+    expect(settledAt).toEqual([300, 500, 500]);
+    for (const error of await Promise.all(calls)) {
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect((error as Error).message).toMatch(/did not admit the request within timeoutMs/);
+    }
+    expect(stub.received).toHaveLength(0);
+  });
+
   it('counts a request that got no response: it may have reached the service', async () => {
     const store = new MemoryQuotaStore();
     const ended: string[] = [];

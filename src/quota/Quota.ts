@@ -138,6 +138,8 @@ interface Waiter {
   /** When the current untimed hold began; when the first hold began. */
   untimedSince?: number | undefined;
   since?: number;
+  /** When it joined the line (epoch ms). */
+  readonly joined: number;
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -145,6 +147,8 @@ interface Line {
   readonly waiters: Waiter[];
   pumping: boolean;
   wake?: (() => void) | undefined;
+  /** Told when the line changes while a remote store is asked. */
+  nudge?: (() => void) | undefined;
   unwatch?: (() => void) | undefined;
   changes: number; // signalled by the store: one while it was asked is not lost
 }
@@ -175,13 +179,12 @@ let threads: Threads | undefined; // opened by the first client that shares `coo
 
 const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 
-/** `promise`, or a rejection with `error()` after `ms`; what it settles to later goes to `late`. */
-function within<T>(promise: Promise<T>, ms: number, error: () => Error, late?: (value: T) => void) {
+/** `promise`, or a rejection with `error()` after `ms`. */
+function within<T>(promise: Promise<T>, ms: number, error: () => Error) {
   if (ms > MAX_TIMER_MS) return promise;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
-      if (late) promise.then(late, () => undefined);
       reject(error());
     }, ms);
   });
@@ -271,11 +274,13 @@ export class Quota {
             if (at < 0) return;
             waiters.splice(at, 1);
             if (at === 0) line.wake?.();
+            line.nudge?.();
             reject(signal.reason);
           })
         : undefined;
       const waiter: Waiter = {
         request,
+        joined: Date.now(),
         resolve: (lease, strikes) => {
           stop?.();
           resolve(this.#took(lease, strikes));
@@ -286,26 +291,56 @@ export class Quota {
         },
       };
       waiters.push(waiter);
+      line.nudge?.();
       void this.#pump(line, bucket);
     });
   }
 
-  /** The store's answer, checked; from a remote store within `timeoutMs` (a late lease goes back). */
-  #ask(bucket: string, { timeoutMs }: HoldRequest): Promise<Admission> {
+  /**
+   * The store's answer for the head of the line, checked; `undefined` once nobody waits for it. A
+   * remote store's answer is waited for by every request in line, each no longer than its own
+   * `timeoutMs` (it then fails with a `TimeoutError`); a lease that comes later goes back.
+   */
+  async #ask(line: Line, bucket: string): Promise<Admission | undefined> {
+    const { waiters } = line;
     const until = (this.#shared && cooldowns.get(bucket)) || 0;
-    if (until > Date.now())
-      return Promise.resolve({ reason: 'cooldown', waitMs: until - Date.now() });
-    const answer = this.#admit(bucket, timeoutMs);
+    if (until > Date.now()) return { reason: 'cooldown', waitMs: until - Date.now() };
+    const answer = this.#admit(bucket, waiters[0]!.request.timeoutMs);
     if (!this.#remote) return answer;
-    const why = `The quota store did not admit the request within timeoutMs (${timeoutMs} ms); nothing was sent.`;
-    return within(
-      answer,
-      timeoutMs,
-      () => new TimeoutError(why),
-      (late) => {
-        if ('lease' in late) void this.release(late.lease);
-      },
+    const started = Date.now();
+    const left = (one: Waiter) =>
+      one.request.timeoutMs - (Date.now() - Math.max(started, one.joined));
+    let came = false;
+    const settled = answer.then(
+      () => void (came = true),
+      () => void (came = true),
     );
+    while (!came) {
+      if (waiters.length === 0) {
+        answer
+          .then((late) => ('lease' in late ? this.release(late.lease) : undefined))
+          .catch(() => undefined);
+        return undefined;
+      }
+      const soonest = waiters.reduce((least, one) => Math.min(least, left(one)), Infinity);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        settled,
+        new Promise<void>((resolve) => {
+          line.nudge = resolve;
+          if (soonest <= MAX_TIMER_MS) timer = setTimeout(resolve, Math.max(0, soonest));
+        }),
+      ]);
+      clearTimeout(timer);
+      line.nudge = undefined;
+      if (came) break;
+      for (const one of waiters.filter((one) => left(one) <= 0)) {
+        waiters.splice(waiters.indexOf(one), 1);
+        const why = `The quota store did not admit the request within timeoutMs (${one.request.timeoutMs} ms); nothing was sent.`;
+        one.reject(new TimeoutError(why));
+      }
+    }
+    return answer;
   }
 
   async #admit(bucket: string, timeoutMs: number): Promise<Admission> {
@@ -409,14 +444,16 @@ export class Quota {
       while (waiters.length > 0) {
         const head = waiters[0]!;
         const { changes } = line;
-        let admission: Admission;
+        let admission: Admission | undefined;
         try {
-          admission = await this.#ask(bucket, head.request);
+          admission = await this.#ask(line, bucket);
         } catch (error) {
           if (waiters[0] === head) waiters.shift();
           head.reject(error);
           continue;
         }
+        // Nobody waited for the answer any longer.
+        if (admission === undefined) continue;
         if ('lease' in admission) {
           // The head was aborted while the store was asked, or a 429 came meanwhile.
           if (waiters[0] !== head || ((this.#shared && cooldowns.get(bucket)) || 0) > Date.now()) {
