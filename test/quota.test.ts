@@ -689,6 +689,24 @@ describe('a hostile or broken server or store', () => {
     await expect(client.listPets()).resolves.toEqual([rex]);
   });
 
+  it('bounds by maxRetryDelayMs an unknown budget that a store keeps asking to ask again about', async () => {
+    const store: QuotaStore = {
+      admit: async () => ({ reason: 'budget-unknown', waitMs: 250 }),
+      observe: async () => undefined,
+      release: async () => undefined,
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, maxRetryDelayMs: 1000 });
+    const started = Date.now();
+    const call = client.listPets().catch((error: unknown) => error);
+    await vi.advanceTimersByTimeAsync(1100);
+    const error = (await call) as RateLimitError;
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error.message).toMatch(/budget is unknown.*with no end in sight within maxRetryDelayMs/);
+    expect(Date.now() - started).toBeLessThanOrEqual(1100);
+    expect(stub.received).toHaveLength(0);
+  });
+
   it('fails each call in line at its own timeoutMs while the store does not answer, an aborted one included', async () => {
     const store: QuotaStore = {
       admit: () => new Promise(() => undefined),

@@ -493,8 +493,9 @@ export class Quota {
   /** Applies a hold: fails waiters it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
   #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
     const now = Date.now();
-    // A wait of 0 again and again has no end in sight either: bounded alike, asked 10 ms apart.
-    const endless = !waitMs;
+    // A wait of 0 again and again has no end in sight either: bounded alike, asked 10 ms apart;
+    // so is an unknown budget's, whose wait says only when to ask again.
+    const endless = !waitMs || reason === 'budget-unknown';
     let pause = waitMs === 0 ? 10 : waitMs;
     const told: [Waiter, number][] = [];
     for (const waiter of [...line.waiters]) {
