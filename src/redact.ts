@@ -53,6 +53,17 @@ function halves(secret: string): string[] {
  * name), any case, unseen characters between; or the whole in base64, wrapped or not.
  */
 export function spellings(secret: string): RegExp {
+  // Clients made again and again with one key (one per request, say) share one, built and compiled once.
+  const made = recent.get(secret) ?? build(secret);
+  recent.delete(secret);
+  recent.set(secret, made);
+  if (recent.size > 16) recent.delete(recent.keys().next().value as string);
+  return made;
+}
+
+const recent = new Map<string, RegExp>();
+
+function build(secret: string): RegExp {
   // As JSON quotes it too, whole: a `\` read as either `\` or `\\` would make every reading of a run of them tried.
   const unseen = between(secret);
   const sources = [secret, JSON.stringify(secret).slice(1, -1)].map((text) => {

@@ -16,6 +16,7 @@ import {
   ResponseValidationError,
   ServerError,
 } from '../src/index.js';
+import { spellings } from '../src/redact.js';
 
 import { recordingLogger } from './helpers/logger.js';
 import {
@@ -779,6 +780,16 @@ describe('redaction in header names, hidden causes and short keys', () => {
     [JSON.stringify(error), inspect(error, { depth: 20, showHidden: true }), String(error)].join(
       '\n',
     );
+
+  it('builds the pattern of a key once for the clients made with it (one per request, say)', () => {
+    const key = `sk_${'q7'.repeat(20)}`;
+    expect(spellings(key)).toBe(spellings(key));
+    expect(spellings(`${key}x`)).not.toBe(spellings(key));
+    // Bounded: a key not used since sixteen others is built again.
+    const first = spellings(key);
+    for (let i = 0; i < 16; i++) spellings(`${key}${i}`);
+    expect(spellings(key)).not.toBe(first);
+  });
 
   it('drops a header whose name holds a key with capitals (names arrive lowercased)', async () => {
     const stub = scriptedFetch(
