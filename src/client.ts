@@ -164,7 +164,7 @@ export class CallContext {
     if (timing.reading) this.warnOnce(`${this.redact.text(timing.reading)}.`, 'reading');
     if (timing.unusable) {
       this.warnOnce(
-        `The rate-limit headers could not be used: ${this.redact.text(timing.unusable).slice(0, 300)}. The client learns the budget instead, from one request at first.`,
+        `The rate-limit headers could not be used: ${this.redact.text(timing.unusable).slice(0, 300)}. The client learns the budget instead, from the 429s it meets.`,
         'unusable',
       );
     }
@@ -196,6 +196,16 @@ function isBrowser(): boolean {
 }
 
 let warnedBrowser = false;
+
+/** What each logger was warned of as clients were made: a client made per request warns once. */
+const told = new WeakMap<object, Set<string>>();
+function warnOncePer(sink: Logger, log: LevelLogger, message: string): void {
+  const said = told.get(sink) ?? new Set<string>();
+  told.set(sink, said);
+  if (said.has(message) || said.size >= 100) return;
+  said.add(message);
+  log.log('warn', message);
+}
 
 function warnBrowserOnce(log: LevelLogger): void {
   if (warnedBrowser) return;
@@ -243,14 +253,13 @@ export class PetsClient {
       }
       const log = levelLogger(settings.logLevel, settings.logger, redact);
 
-      if (unknown.length > 0) {
-        log.log('warn', `Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
-      }
+      const warn = (message: string) => warnOncePer(settings.logger, log, message);
+      if (unknown.length > 0)
+        warn(`Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
       this.#deprecationWarnings = settings.deprecationWarnings;
       if (isBrowser() && !settings.dangerouslyAllowBrowser) warnBrowserOnce(log);
       if (/\/pets$/i.test(this.baseUrl)) {
-        log.log(
-          'warn',
+        warn(
           `baseUrl ${this.baseUrl} ends in /pets, which each call adds: pass the address up to /v1.`,
         );
       }

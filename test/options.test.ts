@@ -130,6 +130,12 @@ describe('other options', () => {
     expect(warnings).toEqual([
       '[animal-store] Unknown PetsClient options were ignored: "tracing.httpspans" (did you mean tracing.httpSpans?).',
     ]);
+    // Clients made again with the same options (one per request) say it once to a logger.
+    make({ logger, tracing: { httpspans: true } as object });
+    expect(warnings).toHaveLength(1);
+    const other = warningsLogger();
+    make({ logger: other.logger, tracing: { httpspans: true } as object });
+    expect(other.warnings).toHaveLength(1);
   });
 
   it('warns of an unknown per-call option once per client', async () => {
