@@ -2,9 +2,9 @@
  * Testing your own code against the SDK's msw handlers: no hand-written
  * fixtures, and the mock behaves like the service (401, 404, 429, limits…).
  */
-import { MemoryQuotaStore, PetsClient, RateLimitError } from '@animal-store/sdk';
+import { MemoryQuotaStore, PetsClient, RateLimitError, TimeoutError } from '@animal-store/sdk';
 import { createHandlers } from '@animal-store/sdk/mock';
-import { HttpResponse, http } from 'msw';
+import { delay, HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
@@ -32,7 +32,7 @@ afterAll(() => server.close());
 
 // baseUrl: where the handlers answer, whatever ANIMAL_STORE_BASE_URL says. A
 // store of each client's own: a 429 one test provokes must not hold the next.
-const client = (options: { maxRetries?: number } = { maxRetries: 0 }) =>
+const client = (options: { maxRetries?: number; timeoutMs?: number } = { maxRetries: 0 }) =>
   new PetsClient({
     apiKey: 'test-key',
     baseUrl: handlers.service.baseUrl,
@@ -72,6 +72,19 @@ describe('countAvailable', () => {
     await vi.advanceTimersByTimeAsync(1_000); // the first back-off is 250–500 ms
     expect(await counted).toBe(1);
     expect(calls).toBe(2);
+  });
+
+  it('gives up on a slow reply with a TimeoutError at timeoutMs (fake timers)', async () => {
+    vi.useFakeTimers();
+    server.use(
+      http.get(pets, async () => {
+        await delay(5_000); // then the mock answers
+      }),
+    );
+    const counted = countAvailable(client({ maxRetries: 0, timeoutMs: 1_000 }));
+    const failed = counted.catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await failed).toBeInstanceOf(TimeoutError);
   });
 
   it('surfaces a 429 as a RateLimitError that says when to come back', async () => {
