@@ -311,10 +311,10 @@ export class Quota {
     const left = (one: Waiter) =>
       one.request.timeoutMs - (Date.now() - Math.max(started, one.joined));
     let came = false;
-    const settled = answer.then(
-      () => void (came = true),
-      () => void (came = true),
-    );
+    const come = () => {
+      came = true;
+    };
+    const settled = answer.then(come, come);
     while (!came) {
       if (waiters.length === 0) {
         answer
