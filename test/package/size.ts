@@ -96,12 +96,17 @@ import { root } from './pack.js';
  * and 0.3 KiB for windows only 429s state, timed from the first answer
  * after each end, and a hint where a call's options go (25.18 KiB up front,
  * 33.07 KiB in all, 32.52 KiB plain), and 0.07 KiB for taking out any run of
- * half the key or more that a server echoes (25.27, 33.15, 32.61).
+ * half the key or more that a server echoes (25.27, 33.15, 32.61), and
+ * 0.35 KiB for a store that stalls failing each call in line at its own
+ * timeoutMs, an unknown budget's holds bounded whatever wait a store names,
+ * a key's pattern built once for the clients made with it, construction
+ * warnings once per logger, and no holds before a 429 where no budget is
+ * stated (25.59, 33.48, 32.96).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 25.3 * 1024, total: 33.2 * 1024, plain: 32.65 * 1024 };
+export const BUDGET = { initial: 25.65 * 1024, total: 33.55 * 1024, plain: 33.0 * 1024 };
 
 export interface Size {
   minified: number;
