@@ -1,10 +1,11 @@
 // The waits of a key: every decision about waiting, as pure functions (`decide`); and the line
 // that holds each request of this process until the key's quota store admits it.
-import { AnimalStoreError, describeThrown, type Redactor, TimeoutError } from '../errors.js';
+import { AnimalStoreError, describeThrown, type Redactor } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
 import { admitNow, MemoryQuotaStore } from './MemoryQuotaStore.js';
+import { inLine, within } from './remote.js';
 import {
   type Admission,
   HOLD_REASONS,
@@ -179,18 +180,6 @@ let threads: Threads | undefined; // opened by the first client that shares `coo
 
 const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 
-/** `promise`, or a rejection with `error()` after `ms`. */
-function within<T>(promise: Promise<T>, ms: number, error: () => Error) {
-  if (ms > MAX_TIMER_MS) return promise;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      reject(error());
-    }, ms);
-  });
-  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
-}
-
 /** An admission as the interface describes it, or a throw. */
 function checked(admission: Admission): Admission {
   let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
@@ -307,40 +296,7 @@ export class Quota {
     if (until > Date.now()) return { reason: 'cooldown', waitMs: until - Date.now() };
     const answer = this.#admit(bucket, waiters[0]!.request.timeoutMs);
     if (!this.#remote) return answer;
-    const started = Date.now();
-    const left = (one: Waiter) =>
-      one.request.timeoutMs - (Date.now() - Math.max(started, one.joined));
-    let came = false;
-    const come = () => {
-      came = true;
-    };
-    const settled = answer.then(come, come);
-    while (!came) {
-      if (waiters.length === 0) {
-        answer
-          .then((late) => ('lease' in late ? this.release(late.lease) : undefined))
-          .catch(() => undefined);
-        return undefined;
-      }
-      const soonest = waiters.reduce((least, one) => Math.min(least, left(one)), Infinity);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        settled,
-        new Promise<void>((resolve) => {
-          line.nudge = resolve;
-          if (soonest <= MAX_TIMER_MS) timer = setTimeout(resolve, Math.max(0, soonest));
-        }),
-      ]);
-      clearTimeout(timer);
-      line.nudge = undefined;
-      if (came) break;
-      for (const one of waiters.filter((one) => left(one) <= 0)) {
-        waiters.splice(waiters.indexOf(one), 1);
-        const why = `The quota store did not admit the request within timeoutMs (${one.request.timeoutMs} ms); nothing was sent.`;
-        one.reject(new TimeoutError(why));
-      }
-    }
-    return answer;
+    return inLine(answer, line, (lease) => this.release(lease));
   }
 
   async #admit(bucket: string, timeoutMs: number): Promise<Admission> {

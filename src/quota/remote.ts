@@ -1,0 +1,69 @@
+// What only a remote store (any but the shipped in-memory one) needs: its answers are waited for
+// within each request's timeoutMs.
+import { TimeoutError } from '../errors.js';
+import { MAX_TIMER_MS } from '../timers.js';
+import type { Admission } from './store.js';
+
+/** `promise`, or a rejection with `error()` after `ms`. */
+export function within<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {
+  if (ms > MAX_TIMER_MS) return promise;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms);
+  });
+  return Promise.race([promise, expired]).finally(() => clearTimeout(timer));
+}
+
+interface Waiting {
+  readonly request: { readonly timeoutMs: number };
+  readonly joined: number; // epoch ms
+  readonly reject: (error: unknown) => void;
+}
+
+/**
+ * A remote store's `answer` for the head of the line, waited for by every request in line, each
+ * no longer than its own `timeoutMs` (it then fails with a `TimeoutError` and leaves the line);
+ * `undefined` once nobody waits, a lease that comes later going to `giveBack`. The line's `nudge`
+ * is called when a request joins or leaves.
+ */
+export async function inLine(
+  answer: Promise<Admission>,
+  line: { readonly waiters: Waiting[]; nudge?: (() => void) | undefined },
+  giveBack: (lease: string) => unknown,
+): Promise<Admission | undefined> {
+  const { waiters } = line;
+  const started = Date.now();
+  const left = (one: Waiting) =>
+    one.request.timeoutMs - (Date.now() - Math.max(started, one.joined));
+  let came = false;
+  const come = () => {
+    came = true;
+  };
+  const settled = answer.then(come, come);
+  while (!came) {
+    if (waiters.length === 0) {
+      answer
+        .then((late) => ('lease' in late ? giveBack(late.lease) : undefined))
+        .catch(() => undefined);
+      return undefined;
+    }
+    const soonest = waiters.reduce((least, one) => Math.min(least, left(one)), Infinity);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      settled,
+      new Promise<void>((resolve) => {
+        line.nudge = resolve;
+        if (soonest <= MAX_TIMER_MS) timer = setTimeout(resolve, Math.max(0, soonest));
+      }),
+    ]);
+    clearTimeout(timer);
+    line.nudge = undefined;
+    if (came) break;
+    for (const one of waiters.filter((one) => left(one) <= 0)) {
+      waiters.splice(waiters.indexOf(one), 1);
+      const why = `The quota store did not admit the request within timeoutMs (${one.request.timeoutMs} ms); nothing was sent.`;
+      one.reject(new TimeoutError(why));
+    }
+  }
+  return answer;
+}
