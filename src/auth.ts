@@ -50,7 +50,7 @@ export function resolveApiKey(
       `Invalid API key${from}: it starts with "Bearer ", which the client adds itself. Pass the key alone.`,
     );
   }
-  // Past 4 kB, more than a server takes in a header, and than the pattern that redacts it holds.
+  // Past 4 kB, more than a server takes in a header.
   if (key.length > 4096) {
     throw new AnimalStoreError(
       `Invalid API key${from}: it is ${key.length} characters long, more than 4096. Pass the key alone, not the file or text that holds it.`,

@@ -101,12 +101,16 @@ import { root } from './pack.js';
  * timeoutMs, an unknown budget's holds bounded whatever wait a store names,
  * a key's pattern built once for the clients made with it, construction
  * warnings once per logger, and no holds before a 429 where no budget is
- * stated (25.59, 33.48, 32.96).
+ * stated (25.59, 33.48, 32.96). Then 1.15 KiB for finding the key by reading
+ * the text (as it is, decoded once and twice, as a dump) through an
+ * automaton of the key's runs, in time linear in the text and the key, where
+ * one pattern of every spelling took seconds on a body that repeats half of
+ * a long key (26.72, 34.60, 34.10).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 25.65 * 1024, total: 33.55 * 1024, plain: 33.0 * 1024 };
+export const BUDGET = { initial: 26.8 * 1024, total: 34.7 * 1024, plain: 34.2 * 1024 };
 
 export interface Size {
   minified: number;
