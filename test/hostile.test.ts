@@ -792,7 +792,7 @@ describe('redaction in header names, hidden causes and short keys', () => {
     expect(redacted).toBe('[redacted]!'.repeat(2600));
     for (let i = 0; i < 20; i++) new Redactor(`${key.slice(i)}${i}`);
     // Linear: well under a second; trying the key at each character of the body took seconds.
-    expect(performance.now() - started).toBeLessThan(2000);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 
   it('drops a header whose name holds a key with capitals (names arrive lowercased)', async () => {
@@ -880,6 +880,29 @@ describe('redaction in header names, hidden causes and short keys', () => {
     expect(redactShort('abc123def /abc123/ xabc123 abc123.json')).toBe(
       'abc123def /abc123/ xabc123 abc123.json',
     );
+  });
+
+  it('takes out a run of half the key or more however it is spelt, and of a key over 256 characters', () => {
+    const long = Array.from(
+      { length: 300 },
+      (_, i) => 'k7Xq2Zr9'[i % 8]! + 'abcdefghij'[i % 10],
+    ).join('');
+    const key = 'sk_live_0123456789abcdefghijklmn';
+    const percent = (text: string) =>
+      [...text].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    const unicode = (text: string) =>
+      [...text].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const hex = (text: string) => Buffer.from(text).toString('hex');
+    for (const [secret, shown] of [
+      [long, long.slice(0, 400)],
+      [long, percent(long.slice(100, 420))],
+      [key, percent(key.slice(0, 20))],
+      [key, unicode(key.slice(12))],
+      [key, `${key.slice(0, 10)}\u200b${unicode(key.slice(10, 24))}`],
+      [key, hex(key.slice(8))],
+    ] as const) {
+      expect(new Redactor(secret).text(`<p>${shown}</p>`)).toBe('<p>[redacted]</p>');
+    }
   });
 
   it('redacts a key holding a run of backslashes without trying every reading of the run', () => {
