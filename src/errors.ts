@@ -2,7 +2,7 @@
 // its class. Each class sets `name` to a literal (bundlers rename classes)
 // and a `brand`, so that `instanceof` holds across the ESM and CJS builds.
 import type { RateLimitInfo } from './headers.js';
-import { finder, type Spans } from './redact.js';
+import { redactor } from './redact.js';
 import type { ErrorBody } from './types.js';
 
 const BRANDS = Symbol.for('@animal-store/sdk/error-brands');
@@ -336,35 +336,17 @@ const MOST_NODES = 2000;
 
 /** Takes one secret (the API key) out of each kind of value the SDK shows; never shows it itself. */
 export class Redactor {
-  readonly #find: ((text: string) => Spans) | undefined;
+  readonly #redact: ((text: string) => string) | undefined;
   readonly #secret: string;
-  readonly #recent = new Map<string, string>();
-  readonly #long = new Map<string, string>();
 
   constructor(secret: string) {
-    this.#find = secret ? finder(secret) : undefined;
+    this.#redact = secret ? redactor(secret) : undefined;
     this.#secret = secret;
   }
 
   /** `text` with the secret, however spelt, replaced by `[redacted]`; a short one only where it stands alone. */
   text(text: string): string {
-    const known = (text.length > 1024 ? this.#long : this.#recent).get(text);
-    if (known !== undefined || !this.#find) return known ?? text;
-    let clean = '';
-    let end = 0;
-    for (const [from, to] of this.#find(text)) {
-      clean += `${text.slice(end, from)}[redacted]`;
-      end = to;
-    }
-    clean = end ? clean + text.slice(end) : text;
-    // What is read again and again (header values, a body shown and checked in several fields)
-    // is read once: the last 64 short texts, the last long one, each with what it became.
-    for (const known of [text, clean]) {
-      const [memo, most] = known.length > 1024 ? [this.#long, 2] : [this.#recent, 128];
-      if (memo.size >= most) memo.delete(memo.keys().next().value as string);
-      memo.set(known, clean);
-    }
-    return clean;
+    return this.#redact ? this.#redact(text) : text;
   }
 
   /** Whether `text` (a URL, a header's name or value) holds the secret, however spelt. */

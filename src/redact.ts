@@ -11,11 +11,14 @@ interface Reading {
   to: Int32Array;
 }
 
-/** Every run of some strings: a suffix automaton, built once per key. */
+/** Every run of some strings: a suffix automaton, built once per key, its moves kept flat. */
 interface Runs {
-  next: Map<number, number>[];
-  link: number[];
-  length: number[];
+  /** Where each state's moves start in `on` and `to`, sorted by the character they read. */
+  first: Int32Array;
+  on: Int32Array;
+  to: Int32Array;
+  link: Int32Array;
+  length: Int32Array;
   /** The shortest run that counts. */
   need: number;
   /** How many characters at a point a reader passes over between two of the key's (0: none). */
@@ -23,7 +26,7 @@ interface Runs {
 }
 
 /** The parts of a text, [from, to), that hold the key. */
-export type Spans = [number, number][];
+type Spans = [number, number][];
 
 // What a reader does not see: controls (NUL, as UTF-16 read as bytes shows it, and line breaks),
 // format characters (zero-width, direction marks, soft hyphen, tags), marks that combine with the
@@ -43,10 +46,10 @@ const NAMED = new Map(
   ),
 );
 
-/** One character in any case: lower-cased, where that is one character. */
+/** One character in any case and width (`Ｋ` as `k`): lower-cased and compatibility-normalised, where that is one character. */
 function fold(point: number): number {
   if (point < 128) return point >= 65 && point <= 90 ? point + 32 : point;
-  const lower = String.fromCodePoint(point).toLowerCase();
+  const lower = String.fromCodePoint(point).normalize('NFKC').toLowerCase();
   return [...lower].length === 1 ? (lower.codePointAt(0) ?? point) : point;
 }
 
@@ -82,12 +85,46 @@ function runs(needles: string[], need: number, skip: Runs['skip']): Runs {
     if (at) add(-1 - at);
     for (const char of needle) add(fold(char.codePointAt(0) ?? 0));
   });
-  return { next, link, length, need, skip };
+  const first = new Int32Array(next.length + 1);
+  next.forEach((moves, state) => {
+    first[state + 1] = first[state]! + moves.size;
+  });
+  const on = new Int32Array(first[next.length]!);
+  const to = new Int32Array(on.length);
+  next.forEach((moves, state) => {
+    [...moves]
+      .sort((a, b) => a[0] - b[0])
+      .forEach(([point, target], at) => {
+        on[first[state]! + at] = point;
+        to[first[state]! + at] = target;
+      });
+  });
+  return {
+    first,
+    on,
+    to,
+    link: Int32Array.from(link),
+    length: Int32Array.from(length),
+    need,
+    skip,
+  };
+}
+
+/** The state `runs` moves to from `state` on reading `point`, or -1. */
+function move({ first, on, to }: Runs, state: number, point: number): number {
+  let low = first[state]!;
+  let high = first[state + 1]!;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (on[middle]! < point) low = middle + 1;
+    else high = middle;
+  }
+  return low < first[state + 1]! && on[low] === point ? to[low]! : -1;
 }
 
 /** Adds to `found` the parts of the text where `reading` holds a run of `runs` long enough to count. */
 function find(runs: Runs, reading: Reading, found: Spans): void {
-  const { next, link, length, need, skip } = runs;
+  const { link, length, need, skip } = runs;
   const { points, from, to } = reading;
   // Where each character fed to the automaton was read, so that a run's first is found at once.
   const fed = new Int32Array(points.length);
@@ -102,14 +139,14 @@ function find(runs: Runs, reading: Reading, found: Spans): void {
     }
     const point = fold(points[at]!);
     fed[count++] = at;
-    let went = next[state]!.get(point);
-    while (went === undefined && state) {
+    let went = move(runs, state, point);
+    while (went === -1 && state) {
       state = link[state]!;
       run = length[state]!;
-      went = next[state]!.get(point);
+      went = move(runs, state, point);
     }
-    state = went ?? 0;
-    run = went === undefined ? 0 : run + 1;
+    state = Math.max(went, 0);
+    run = went === -1 ? 0 : run + 1;
     if (run < need) continue;
     const start = from[fed[count - run]!]!;
     const end = to[at]!;
@@ -255,13 +292,57 @@ function base64(bytes: Uint8Array): string[] {
   });
 }
 
+/** Takes `secret` out of a text, however spelt, as `[redacted]` (see `finder`). */
+export function redactor(secret: string): (text: string) => string {
+  // Clients made again and again with one key (one per request, say) share one, built once.
+  const made = recent.get(secret) ?? remembering(finder(secret));
+  recent.delete(secret);
+  recent.set(secret, made);
+  if (recent.size > 16) recent.delete(recent.keys().next().value as string);
+  return made;
+}
+
+const recent = new Map<string, (text: string) => string>();
+
+/**
+ * `text` with each part `find` finds replaced by `[redacted]`. What is read again and again
+ * (header values, a body shown and checked in several fields) is read once: each key's last 64
+ * short texts, and the process's last long one, are kept with what each became.
+ */
+function remembering(find: (text: string) => Spans): (text: string) => string {
+  const short = new Map<string, string>();
+  return (text) => {
+    const known =
+      text.length > 1024
+        ? long.find((seen) => seen.find === find && seen.text === text)?.clean
+        : short.get(text);
+    if (known !== undefined) return known;
+    let clean = '';
+    let end = 0;
+    for (const [from, to] of find(text)) {
+      clean += `${text.slice(end, from)}[redacted]`;
+      end = to;
+    }
+    clean = end ? clean + text.slice(end) : text;
+    for (const seen of [text, clean]) {
+      if (seen.length > 1024) long.unshift({ find, text: seen, clean });
+      else short.set(seen, clean);
+    }
+    long.length = Math.min(long.length, 2);
+    while (short.size > 128) short.delete(short.keys().next().value as string);
+    return clean;
+  };
+}
+
+const long: { find: (text: string) => Spans; text: string; clean: string }[] = [];
+
 /**
  * Finds `secret` in a text: whole or any run of half of it or more (at least 12 characters; a
  * shorter key only whole), in any case, each character as is or escaped, with what a reader does
  * not see between (and a split: a space, a comma, a line break, where the key holds none); or in
  * base64 (wrapped or not); or its bytes written out in hex or decimal, with or without separators.
  */
-export function finder(secret: string): (text: string) => Spans {
+function finder(secret: string): (text: string) => Spans {
   const chars = [...secret];
   const bytes = new TextEncoder().encode(secret);
   const held = new Set(chars.map((char) => char.codePointAt(0)));

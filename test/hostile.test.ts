@@ -900,6 +900,8 @@ describe('redaction in header names, hidden causes and short keys', () => {
       [key, unicode(key.slice(12))],
       [key, `${key.slice(0, 10)}\u200b${unicode(key.slice(10, 24))}`],
       [key, hex(key.slice(8))],
+      // In full width, as a terminal or a font for East Asian text shows it.
+      [key, [...key].map((c) => String.fromCharCode(c.charCodeAt(0) + 0xfee0)).join('')],
     ] as const) {
       expect(new Redactor(secret).text(`<p>${shown}</p>`)).toBe('<p>[redacted]</p>');
     }
