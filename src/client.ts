@@ -109,8 +109,8 @@ export class CallContext {
     this.quota = new Quota(
       settings.quotaStore ?? defaultQuotaStore(),
       bucketName(apiKey, baseUrl),
-      (error) =>
-        log.log('error', `The quota store failed to record a response: ${describeThrown(error)}`),
+      (error, doing) =>
+        log.log('error', `The quota store failed to ${doing}: ${describeThrown(error)}`),
       redact,
     );
   }

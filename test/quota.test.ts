@@ -737,6 +737,58 @@ describe('a hostile or broken server or store', () => {
     expect(stub.received).toHaveLength(0);
   });
 
+  it('sends a request whose store cannot say whether its lease holds, as a store without holds, and says so', async () => {
+    const store = new MemoryQuotaStore();
+    Object.assign(store, {
+      holds: () => {
+        throw new Error('holds broke');
+      },
+    });
+    const { logger, lines } = recordingLogger(['error']);
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, logger, logLevel: 'error' });
+    await expect(client.listPets()).resolves.toEqual([rex]);
+    expect(stub.received).toHaveLength(1);
+    expect(lines.join('\n')).toMatch(/holds broke/);
+  });
+
+  it('asks the store for the next call in line once the call it was answering for leaves', async () => {
+    const released: string[] = [];
+    let asked = 0;
+    const store: QuotaStore = {
+      // The first answer comes only after 3 s; the others at once.
+      admit: async () => {
+        const mine = ++asked;
+        if (mine === 1) await sleep(3000);
+        return { lease: `lease-${mine}` };
+      },
+      observe: async () => undefined,
+      release: async (_, lease) => {
+        released.push(lease);
+      },
+    };
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, { quotaStore: store, timeoutMs: 5000 });
+    const controller = new AbortController();
+    const first = client.listPets(undefined, { signal: controller.signal }).catch((e) => e);
+    const started = Date.now();
+    let sentAt = -1;
+    const second = client.listPets().then((pets) => {
+      sentAt = Date.now() - started;
+      return pets;
+    });
+    await vi.advanceTimersByTimeAsync(100);
+    controller.abort();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await first).toBe(controller.signal.reason);
+    await expect(second).resolves.toEqual([rex]);
+    expect(sentAt).toBeLessThanOrEqual(110);
+    expect(stub.received).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(3000);
+    // The answer for the aborted call came late, and its lease went back.
+    expect(released).toContain('lease-1');
+  });
+
   it('counts a request that got no response: it may have reached the service', async () => {
     const store = new MemoryQuotaStore();
     const ended: string[] = [];

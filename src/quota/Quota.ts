@@ -139,8 +139,8 @@ interface Waiter {
   /** When the current untimed hold began; when the first hold began. */
   untimedSince?: number | undefined;
   since?: number;
-  /** When it joined the line (epoch ms). */
-  readonly joined: number;
+  /** Since when it has waited for a remote store's answers (epoch ms). */
+  asked?: number | undefined;
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -219,7 +219,7 @@ export class Quota {
   constructor(
     private readonly store: QuotaStore,
     bucket: string | Promise<string>,
-    private readonly onError: (error: unknown) => void,
+    private readonly onError: (error: unknown, doing: string) => void,
     private readonly redact: Redactor,
   ) {
     this.#bucket = bucket;
@@ -269,7 +269,7 @@ export class Quota {
         : undefined;
       const waiter: Waiter = {
         request,
-        joined: Date.now(),
+
         resolve: (lease, strikes) => {
           stop?.();
           resolve(this.#took(lease, strikes));
@@ -348,7 +348,7 @@ export class Quota {
       const why = `the store did not record the response within timeoutMs (${timeoutMs} ms)`;
       await (this.#remote ? within(recorded, timeoutMs, () => new Error(why)) : recorded);
     } catch (error) {
-      this.onError(error);
+      this.onError(error, 'record a response');
     }
   }
 
@@ -365,7 +365,7 @@ export class Quota {
     try {
       await this.store.release(await this.#bucket, lease);
     } catch (error) {
-      this.onError(error);
+      this.onError(error, 'give back a lease');
     }
   }
 
@@ -374,12 +374,13 @@ export class Quota {
     return typeof this.store.holds === 'function';
   }
 
-  /** Whether `lease` still holds, asked as its request leaves; a store whose check breaks is taken to hold. */
+  /** Whether `lease` still holds, asked as its request leaves; a store whose check breaks is as one without it (to `onError`). */
   holds(lease: string): boolean {
     const bucket = this.#bucket;
     try {
       return typeof bucket !== 'string' || this.store.holds?.(bucket, lease) !== false;
-    } catch {
+    } catch (error) {
+      this.onError(error, 'say whether a lease holds');
       return true;
     }
   }

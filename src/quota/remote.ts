@@ -16,15 +16,16 @@ export function within<T>(promise: Promise<T>, ms: number, error: () => Error): 
 
 interface Waiting {
   readonly request: { readonly timeoutMs: number };
-  readonly joined: number; // epoch ms
+  /** Since when it has waited for the store's answers (epoch ms): for its own, or for those ahead of it. */
+  asked?: number | undefined;
   readonly reject: (error: unknown) => void;
 }
 
 /**
  * A remote store's `answer` for the head of the line, waited for by every request in line, each
  * no longer than its own `timeoutMs` (it then fails with a `TimeoutError` and leaves the line);
- * `undefined` once nobody waits, a lease that comes later going to `giveBack`. The line's `nudge`
- * is called when a request joins or leaves.
+ * `undefined` once the head it was asked for has left (the next is asked then), a lease that
+ * comes later going to `giveBack`. The line's `nudge` is called when a request joins or leaves.
  */
 export async function inLine(
   answer: Promise<Admission>,
@@ -32,16 +33,15 @@ export async function inLine(
   giveBack: (lease: string) => unknown,
 ): Promise<Admission | undefined> {
   const { waiters } = line;
-  const started = Date.now();
-  const left = (one: Waiting) =>
-    one.request.timeoutMs - (Date.now() - Math.max(started, one.joined));
+  const head = waiters[0];
+  const left = (one: Waiting) => one.request.timeoutMs - (Date.now() - (one.asked ??= Date.now()));
   let came = false;
   const come = () => {
     came = true;
   };
   const settled = answer.then(come, come);
   while (!came) {
-    if (waiters.length === 0) {
+    if (waiters[0] !== head) {
       answer
         .then((late) => ('lease' in late ? giveBack(late.lease) : undefined))
         .catch(() => undefined);
@@ -65,5 +65,7 @@ export async function inLine(
       one.reject(new TimeoutError(why));
     }
   }
+  // An answer came: the next wait for one starts afresh.
+  for (const one of waiters) one.asked = undefined;
   return answer;
 }
