@@ -34,7 +34,10 @@ export async function inLine(
 ): Promise<Admission | undefined> {
   const { waiters } = line;
   const head = waiters[0];
-  const left = (one: Waiting) => one.request.timeoutMs - (Date.now() - (one.asked ??= Date.now()));
+  const left = (one: Waiting) => {
+    one.asked ??= Date.now();
+    return one.request.timeoutMs - (Date.now() - one.asked);
+  };
   let came = false;
   const come = () => {
     came = true;
