@@ -2,7 +2,7 @@
 // its class. Each class sets `name` to a literal (bundlers rename classes)
 // and a `brand`, so that `instanceof` holds across the ESM and CJS builds.
 import type { RateLimitInfo } from './headers.js';
-import { redactor } from './redact.js';
+import { type Redaction, redaction } from './redact.js';
 import type { ErrorBody } from './types.js';
 
 const BRANDS = Symbol.for('@animal-store/sdk/error-brands');
@@ -336,17 +336,19 @@ const MOST_NODES = 2000;
 
 /** Takes one secret (the API key) out of each kind of value the SDK shows; never shows it itself. */
 export class Redactor {
-  readonly #redact: ((text: string) => string) | undefined;
+  readonly #redaction: Redaction | undefined;
   readonly #secret: string;
 
   constructor(secret: string) {
-    this.#redact = secret ? redactor(secret) : undefined;
+    this.#redaction = secret ? redaction(secret) : undefined;
     this.#secret = secret;
   }
 
   /** `text` with the secret, however spelt, replaced by `[redacted]`; a short one only where it stands alone. */
   text(text: string): string {
-    return this.#redact ? this.#redact(text) : text;
+    const redaction = this.#redaction;
+    if (!redaction || text.length < redaction.shortest) return text;
+    return redaction.known.get(text) ?? redaction.clean(text);
   }
 
   /** Whether `text` (a URL, a header's name or value) holds the secret, however spelt. */

@@ -292,9 +292,19 @@ function base64(bytes: Uint8Array): string[] {
   });
 }
 
-/** Takes `secret` out of a text, however spelt, as `[redacted]` (see `finder`). */
-export function redactor(secret: string): (text: string) => string {
-  // Clients made again and again with one key (one per request, say) share one, built once.
+/**
+ * How `secret` is taken out of a text as `[redacted]` (see `finder`): texts shorter than
+ * `shortest` cannot hold it; `known` holds the last 64 short texts read (and what each became);
+ * `clean` reads one, and keeps the process's last long one too. Clients made again and again with
+ * one key (one per request, say) share one, built once.
+ */
+export interface Redaction {
+  readonly shortest: number;
+  readonly known: Map<string, string>;
+  clean(text: string): string;
+}
+
+export function redaction(secret: string): Redaction {
   const made = recent.get(secret) ?? remembering(finder(secret));
   recent.delete(secret);
   recent.set(secret, made);
@@ -302,39 +312,32 @@ export function redactor(secret: string): (text: string) => string {
   return made;
 }
 
-const recent = new Map<string, (text: string) => string>();
+const recent = new Map<string, Redaction>();
 
-/**
- * `text` with each part `find` finds replaced by `[redacted]`. What is read again and again
- * (header values, a body shown and checked in several fields) is read once: each key's last 64
- * short texts, and the process's last long one, are kept with what each became.
- */
-function remembering(find: (text: string) => Spans): (text: string) => string {
-  const short = new Map<string, string>();
-  return (text) => {
-    const known =
-      text.length > 1024
-        ? long.find((seen) => seen.find === find && seen.text === text)?.clean
-        : short.get(text);
-    if (known !== undefined) return known;
-    let clean = '';
+function remembering(find: ReturnType<typeof finder>): Redaction {
+  const known = new Map<string, string>();
+  const clean = (text: string) => {
+    const seen = long.find((one) => one.find === find && one.text === text)?.clean;
+    if (seen !== undefined) return seen;
+    let out = '';
     let end = 0;
     for (const [from, to] of find(text)) {
-      clean += `${text.slice(end, from)}[redacted]`;
+      out += `${text.slice(end, from)}[redacted]`;
       end = to;
     }
-    clean = end ? clean + text.slice(end) : text;
-    for (const seen of [text, clean]) {
-      if (seen.length > 1024) long.unshift({ find, text: seen, clean });
-      else short.set(seen, clean);
+    out = end ? out + text.slice(end) : text;
+    for (const one of [text, out]) {
+      if (one.length > 1024) long.unshift({ find, text: one, clean: out });
+      else known.set(one, out);
     }
     long.length = Math.min(long.length, 2);
-    while (short.size > 128) short.delete(short.keys().next().value as string);
-    return clean;
+    while (known.size > 128) known.delete(known.keys().next().value as string);
+    return out;
   };
+  return { shortest: find.shortest, known, clean };
 }
 
-const long: { find: (text: string) => Spans; text: string; clean: string }[] = [];
+const long: { find: unknown; text: string; clean: string }[] = [];
 
 /**
  * Finds `secret` in a text: whole or any run of half of it or more (at least 12 characters; a
@@ -342,7 +345,7 @@ const long: { find: (text: string) => Spans; text: string; clean: string }[] = [
  * not see between (and a split: a space, a comma, a line break, where the key holds none); or in
  * base64 (wrapped or not); or its bytes written out in hex or decimal, with or without separators.
  */
-function finder(secret: string): (text: string) => Spans {
+function finder(secret: string): ((text: string) => Spans) & { shortest: number } {
   const chars = [...secret];
   const bytes = new TextEncoder().encode(secret);
   const held = new Set(chars.map((char) => char.codePointAt(0)));
@@ -364,11 +367,8 @@ function finder(secret: string): (text: string) => Spans {
       point === 32 || (point >= 44 && point <= 46) || point === 58 || point === 0xa0;
     return separator || unseen(point) ? 1 : 0;
   });
-  const shortest = Math.min(text.need, dump.need);
-  return (input) => {
+  const spans = (input: string) => {
     const found: Spans = [];
-    // Each character found takes one of the text's at least.
-    if (input.length < shortest) return found;
     let reading = plain(input);
     find(dump, reading, found);
     find(text, reading, found);
@@ -392,6 +392,8 @@ function finder(secret: string): (text: string) => Spans {
     }
     return merged;
   };
+  // Each character found takes one of the text's at least.
+  return Object.assign(spans, { shortest: Math.min(text.need, dump.need) });
 }
 
 // A short key counts only as a token of its own: between characters that cannot continue a word,

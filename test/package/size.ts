@@ -105,12 +105,16 @@ import { root } from './pack.js';
  * the text (as it is, decoded once and twice, as a dump) through an
  * automaton of the key's runs, in time linear in the text and the key, where
  * one pattern of every spelling took seconds on a body that repeats half of
- * a long key (26.72, 34.60, 34.10).
+ * a long key (26.72, 34.60, 34.10); then 0.3 KiB for one redaction per key
+ * shared by the clients made with it (6,000 clients of one key took 1.1 GB
+ * without), texts read again remembered, the automaton's moves kept flat,
+ * full-width echoes, and, found by an attack, a call in line asked of a
+ * stalled store once the call ahead of it leaves (27.06, 34.95, 34.46).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 26.8 * 1024, total: 34.7 * 1024, plain: 34.2 * 1024 };
+export const BUDGET = { initial: 27.1 * 1024, total: 35.0 * 1024, plain: 34.5 * 1024 };
 
 export interface Size {
   minified: number;
