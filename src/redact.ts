@@ -28,10 +28,11 @@ interface Runs {
 /** The parts of a text, [from, to), that hold the key. */
 type Spans = [number, number][];
 
-// What a reader does not see: controls (NUL, as UTF-16 read as bytes shows it, and line breaks),
-// format characters (zero-width, direction marks, soft hyphen, tags), marks that combine with the
-// character before (accents, variation selectors), fillers.
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Mn}\u115f\u1160\u3164\uffa0]/u;
+// What a reader passes over (a key is visible ASCII): controls (NUL, as UTF-16 read as bytes
+// shows it, and line breaks), format characters (zero-width, direction marks, soft hyphen, tags),
+// marks that combine with the character before, every kind of space and line separator, blanks
+// and fillers, and the replacement character a byte no decoder could read becomes.
+const UNSEEN = /[\p{Cc}\p{Cf}\p{M}\p{Z}\u115f\u1160\u2800\u3164\uffa0\ufffd]/u;
 
 const unseen = (point: number) =>
   (point < 0x20 || point >= 0x7f) && UNSEEN.test(String.fromCodePoint(point));
@@ -44,6 +45,10 @@ const NAMED = new Map(
     ),
     ([, name, char]) => [name!.toLowerCase(), char!.charCodeAt(0)],
   ),
+);
+
+const PREFIXES = new Set(
+  [...NAMED.keys()].flatMap((name) => [...name].map((_, at) => name.slice(0, at + 1))),
 );
 
 /** One character in any case and width (`Ｋ` as `k`): lower-cased and compatibility-normalised, where that is one character. */
@@ -259,13 +264,16 @@ function escaped(points: Int32Array, at: number): [number, number] | undefined {
     const [point, end] = number(points, digits, digits === at + 3 ? 16 : 10);
     return end > digits && point <= 0x10ffff ? [point, through(end)] : undefined;
   }
-  let end = at + 1;
-  while (end - at <= 16 && digit(points[end], 36) >= 10) end++;
-  for (; end > at + 1; end--) {
-    const char = NAMED.get(String.fromCodePoint(...points.slice(at + 1, end)).toLowerCase());
-    if (char !== undefined) return [char, through(end)];
+  // The longest name the letters start with, read while they start one.
+  let name = '';
+  let longest: [number, number] | undefined;
+  for (let end = at + 1; digit(points[end], 36) >= 10; end++) {
+    name += String.fromCharCode(points[end]! | 32);
+    if (!PREFIXES.has(name)) break;
+    const char = NAMED.get(name);
+    if (char !== undefined) longest = [char, through(end + 1)];
   }
-  return undefined;
+  return longest;
 }
 
 /** `reading` with its escapes decoded (`read`: every kind, or only JSON's quoting). */
@@ -380,7 +388,10 @@ function finder(secret: string): ((text: string) => Spans) & { shortest: number 
       times < 2 && [37, 38, 92].some((c) => reading.points.includes(c));
       times++
     ) {
-      reading = decoded(reading);
+      const read = decoded(reading);
+      // Nothing decoded (every escape takes more than one character): nothing new to read.
+      if (read.points.length === reading.points.length) break;
+      reading = read;
       find(text, reading, found);
     }
     found.sort((a, b) => a[0] - b[0]);

@@ -148,6 +148,11 @@ describe('the key echoed encoded (percent, JSON, HTML, base64), or as a name in 
     [...KEY].join('\u{e0020}'),
     [...KEY].join('\u007f'),
     [...KEY].join('\u0001'),
+    // Spaces and separators of every kind, and what a byte no decoder reads becomes.
+    [...KEY].join('\u00a0'),
+    [...KEY].join('\u2028'),
+    [...KEY].join('\u3000'),
+    [...KEY].join('\ufffd'),
     // Split: a header sent twice (joined with ", "), a line wrapped, a space between each.
     `${KEY.slice(0, 10)}, ${KEY.slice(10)}`,
     `${KEY.slice(0, 16)}\r\n${KEY.slice(16)}`,
@@ -791,6 +796,8 @@ describe('redaction in header names, hidden causes and short keys', () => {
     const redacted = new Redactor(key).text(body);
     expect(redacted).toBe('[redacted]!'.repeat(2600));
     for (let i = 0; i < 20; i++) new Redactor(`${key.slice(i)}${i}`);
+    // A body of what starts an HTML reference again and again.
+    expect(new Redactor(key).text('&abcdefghijklmnop'.repeat(60_000))).not.toContain('[redacted]');
     // Linear: well under a second; trying the key at each character of the body took seconds.
     expect(performance.now() - started).toBeLessThan(1000);
   });
