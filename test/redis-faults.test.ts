@@ -55,22 +55,24 @@ describe('a fleet of 4 processes, 4 calls in flight each, 10 requests per 2 s, w
 });
 
 describe('turns that go round, with equal demand', () => {
+  // About 15 requests a worker in 12 s (20 with 8 workers): one turn more or
+  // less moves the ratio by 0.07.
   it.each([
-    [4, 10],
-    [8, 20],
+    [4, 10, 12_000],
+    [8, 20, 16_000],
   ])(
-    '%i processes at %i requests per 2 s: the busiest completes at most 1.25 × the least busy',
-    async (workers, limit) => {
+    '%i processes at %i requests per 2 s for %i ms: the busiest sends at most 1.25 × the least busy',
+    async (workers, limit, durationMs) => {
       const run = await runFaultFleet({
         workers,
         limit,
         windowMs: WINDOW_MS,
         concurrency: 4,
-        durationMs: 12_000,
+        durationMs,
       });
       expectSafe(run, limit);
       expect(run.goodput).toBeGreaterThanOrEqual(0.95);
-      expect(run.fairness, JSON.stringify(run.completed)).toBeLessThanOrEqual(1.25);
+      expect(run.fairness, JSON.stringify(run.shares)).toBeLessThanOrEqual(1.25);
     },
     40_000,
   );

@@ -40,8 +40,14 @@ export interface FaultRun {
   readonly mostInAWindow: number;
   /** Requests counted per window ÷ limit, over the windows the run covered whole. */
   readonly goodput: number;
-  /** The busiest worker's completed calls ÷ the least busy one's. */
+  /**
+   * The busiest worker's requests ÷ the least busy one's, counted by the
+   * service over the whole windows after every worker had begun calling (a
+   * process the machine booted late is not held against the SDK).
+   */
   readonly fairness: number;
+  /** Those requests, per worker. */
+  readonly shares: number[];
   readonly completed: number[];
   /** Failed calls, by error name, over every worker. */
   readonly failed: Record<string, number>;
@@ -200,6 +206,11 @@ function measure(
     covered.push((perWindow.get(name) ?? 0) / limit!);
   }
   const completed = reports.map((r) => r?.ok ?? 0);
+  const allBegun = Math.max(start!, ...reports.map((r) => r?.begunAt ?? start!));
+  const shares = reports.map(() => 0);
+  for (const { at, worker, status } of service.arrivals)
+    if (status !== 429 && at >= allBegun && at < end! && shares[Number(worker)] !== undefined)
+      shares[Number(worker)]!++;
   const failed: Record<string, number> = {};
   for (const report of reports) {
     if (!report) failed.crashed = (failed.crashed ?? 0) + 1;
@@ -221,7 +232,8 @@ function measure(
     limited,
     mostInAWindow: Math.max(0, ...perWindow.values()),
     goodput: covered.reduce((a, b) => a + b, 0) / Math.max(1, covered.length),
-    fairness: Math.max(...completed) / Math.max(1, Math.min(...completed)),
+    fairness: Math.max(...shares) / Math.max(1, Math.min(...shares)),
+    shares,
     completed,
     failed,
     silenceAfterMs,
