@@ -891,6 +891,8 @@ describe('a broken store or logger', () => {
     ],
     ['answers null', async () => null],
     ['answers a NaN wait', async () => ({ reason: 'cooldown', waitMs: Number.NaN })],
+    // Leases are told apart by their text: an empty one could be any other.
+    ['answers an empty lease', async () => ({ lease: '' })],
   ])('fails the call typed, and the next call is not wedged, when admit %s', async (_, admit) => {
     let broken = true;
     const store = new MemoryQuotaStore();

@@ -183,7 +183,7 @@ const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
 /** An admission as the interface describes it, or a throw. */
 function checked(admission: Admission): Admission {
   let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
-  if (typeof lease === 'string') {
+  if (typeof lease === 'string' && lease !== '') {
     return { lease, strikes: Number.isSafeInteger(strikes) ? Math.max(0, strikes as number) : 0 };
   }
   if (!HOLD_REASONS.includes(reason as HoldReason)) waitMs = -1;
@@ -191,7 +191,7 @@ function checked(admission: Admission): Admission {
   if (typeof waitMs === 'number' && waitMs >= 0)
     return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };
   throw new TypeError(
-    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } or { reason, waitMs? }`,
+    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } (a non-empty string) or { reason, waitMs? }`,
   );
 }
 

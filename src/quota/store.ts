@@ -29,7 +29,8 @@ export const HOLD_REASONS: readonly HoldReason[] = [
 /** A store's answer to {@link QuotaStore.admit}. */
 export type Admission =
   /**
-   * Send now; end the lease with `observe` or `release`. `strikes`: the
+   * Send now (`lease`: a non-empty text that names it among the bucket's
+   * leases); end the lease with `observe` or `release`. `strikes`: the
    * key's 429s in a row so far (rounds lost, none answered since), which
    * lengthen the back-off after a 429 that says nothing; absent, each
    * client counts its own 429s in a row instead.
