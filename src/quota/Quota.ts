@@ -191,7 +191,7 @@ function checked(admission: Admission): Admission {
   if (typeof waitMs === 'number' && waitMs >= 0)
     return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };
   throw new TypeError(
-    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } (a non-empty string) or { reason, waitMs? }`,
+    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } or { reason, waitMs? }`,
   );
 }
 
