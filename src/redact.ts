@@ -37,19 +37,27 @@ const UNSEEN = /[\p{Cc}\p{Cf}\p{M}\p{Z}\u115f\u1160\u2800\u3164\uffa0\ufffd]/u;
 const unseen = (point: number) =>
   (point < 0x20 || point >= 0x7f) && UNSEEN.test(String.fromCodePoint(point));
 
-/** HTML's named character references of ASCII characters (letters and digits have none), each name before its character. */
-const NAMED = new Map(
-  Array.from(
-    'Tab\tNewLine\nexcl!quot"num#dollar$percnt%amp&apos\'lpar(rpar)ast*midast*plus+comma,period.sol/colon:semi;lt<equals=gt>quest?commat@lsqb[lbrack[bsol\\rsqb]rbrack]Hat^lowbar_UnderBar_grave`DiacriticalGrave`lcub{lbrace{verbar|vert|VerticalLine|rcub}rbrace}'.matchAll(
-      /([A-Za-z]+)([^A-Za-z])/g,
+/**
+ * HTML's named character references of ASCII characters (letters and digits have none), each
+ * name before its character, and every start of a name: built on first use, not at import.
+ */
+let html: { named: Map<string, number>; prefixes: Set<string> } | undefined;
+function htmlNames() {
+  if (html) return html;
+  const named = new Map(
+    Array.from(
+      'Tab\tNewLine\nexcl!quot"num#dollar$percnt%amp&apos\'lpar(rpar)ast*midast*plus+comma,period.sol/colon:semi;lt<equals=gt>quest?commat@lsqb[lbrack[bsol\\rsqb]rbrack]Hat^lowbar_UnderBar_grave`DiacriticalGrave`lcub{lbrace{verbar|vert|VerticalLine|rcub}rbrace}'.matchAll(
+        /([A-Za-z]+)([^A-Za-z])/g,
+      ),
+      ([, name, char]) => [name!.toLowerCase(), char!.charCodeAt(0)],
     ),
-    ([, name, char]) => [name!.toLowerCase(), char!.charCodeAt(0)],
-  ),
-);
-
-const PREFIXES = new Set(
-  [...NAMED.keys()].flatMap((name) => [...name].map((_, at) => name.slice(0, at + 1))),
-);
+  );
+  const prefixes = new Set(
+    [...named.keys()].flatMap((name) => [...name].map((_, at) => name.slice(0, at + 1))),
+  );
+  html = { named, prefixes };
+  return html;
+}
 
 /** One character in any case and width (`Ｋ` as `k`): lower-cased and compatibility-normalised, where that is one character. */
 function fold(point: number): number {
@@ -267,10 +275,11 @@ function escaped(points: Int32Array, at: number): [number, number] | undefined {
   // The longest name the letters start with, read while they start one.
   let name = '';
   let longest: [number, number] | undefined;
+  const { named, prefixes } = htmlNames();
   for (let end = at + 1; digit(points[end], 36) >= 10; end++) {
     name += String.fromCharCode(points[end]! | 32);
-    if (!PREFIXES.has(name)) break;
-    const char = NAMED.get(name);
+    if (!prefixes.has(name)) break;
+    const char = named.get(name);
     if (char !== undefined) longest = [char, through(end + 1)];
   }
   return longest;
