@@ -58,6 +58,10 @@ export interface FaultRun {
   readonly silenceAfterMs: number;
   /** How long from then (or from when a worker booted late began calling) until every worker had sent again (Infinity: one never did). */
   readonly backAfterMs: number;
+  /** That time for each worker. */
+  readonly backs: number[];
+  /** Each worker's first requests from a window before then, in ms from then (`!`: a 429). */
+  readonly around: string[];
   /** What the workers logged. */
   readonly log: string;
   readonly arrivals: FleetService['arrivals'];
@@ -221,12 +225,18 @@ function measure(
   const times = [from, ...service.arrivals.map((a) => a.at).filter((at) => at > from)];
   const silenceAfterMs = Math.max(0, ...times.slice(1).map((at, i) => at - times[i]!));
   // From when the worker could send: a process the machine booted late is not held against the SDK.
-  const backAfterMs = Math.max(
-    ...reports.map((report, i) => {
-      const since = Math.max(from, report?.begunAt ?? from);
-      const first = service.arrivals.find((a) => a.worker === String(i) && a.at >= since);
-      return first ? first.at - since : Number.POSITIVE_INFINITY;
-    }),
+  const backs = reports.map((report, i) => {
+    const since = Math.max(from, report?.begunAt ?? from);
+    const first = service.arrivals.find((a) => a.worker === String(i) && a.at >= since);
+    return first ? first.at - since : Number.POSITIVE_INFINITY;
+  });
+  // When one is late: each worker's requests from a window before that moment, in ms from it.
+  const around = backs.map((_, i) =>
+    service.arrivals
+      .filter((a) => a.worker === String(i) && a.at >= from - windowMs!)
+      .slice(0, 12)
+      .map((a) => `${a.at - from}${a.status === 429 ? '!' : ''}`)
+      .join(' '),
   );
   return {
     limited,
@@ -237,7 +247,9 @@ function measure(
     completed,
     failed,
     silenceAfterMs,
-    backAfterMs,
+    backAfterMs: Math.max(...backs),
+    backs,
+    around,
     log: logs.map((log, i) => `${i}: ${log}`).join('\n'),
     arrivals: service.arrivals,
   };
