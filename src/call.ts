@@ -474,9 +474,11 @@ function noResponse(
   const why = (
     cause instanceof Error ? ctx.redact.text(describeFailure(cause)) : 'unknown failure'
   ).replace(/\.+$/, '');
+  // A connection never made (refused, a name that does not resolve) carried nothing.
+  const unsent = /\((?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\)$/.test(why);
   const what =
     status === undefined
-      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : `Check the network and baseUrl${ctx.inBrowser ? ", and that the service (or your proxy) allows this page's origin (CORS)" : ''}.`}`
+      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : `Check the network and baseUrl${ctx.inBrowser ? ", and that the service (or your proxy) allows this page's origin (CORS)" : ''}.`}${unsent ? '' : acted}`
       : `got HTTP ${status}, but its body broke off: ${why}.${acted}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
 }

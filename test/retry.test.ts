@@ -188,6 +188,13 @@ describe('retries after other failures', () => {
       .createPet({ name: 'Rex', categoryId: 3 })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
+    // Cut off after it left: the animal may have been added.
+    expect((error as Error).message).toContain('The service may have acted on the request');
+    const refused = new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } });
+    const never = await clientWith(scriptedFetch(refused).fetch)
+      .createPet({ name: 'Rex', categoryId: 3 })
+      .catch((e: unknown) => e);
+    expect((never as Error).message).toMatch(/\(ECONNREFUSED\)\. Check the network and baseUrl\.$/);
     expect(stub.received).toHaveLength(1);
   });
 
