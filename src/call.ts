@@ -271,7 +271,8 @@ function attemptHeaders(
   const sent: Record<string, string> = {};
   headers.forEach((value, name) => {
     const reserved =
-      reservedHeader(name) ?? (ctx.redact.holds(value) ? 'it holds the API key' : undefined);
+      reservedHeader(name) ??
+      (ctx.redact.holds(name) || ctx.redact.holds(value) ? 'it holds the API key' : undefined);
     if (!reserved) sent[name] = value;
     else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
   });

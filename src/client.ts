@@ -245,7 +245,8 @@ export class PetsClient {
       this.baseUrl = resolveBaseUrl(settings);
       const where = redact.holds(this.baseUrl)
         ? 'baseUrl'
-        : [...settings.headers.values()].some((value) => redact.holds(value)) && 'headers';
+        : [...settings.headers].some((pair) => pair.some((text) => redact.holds(text))) &&
+          'headers';
       if (where) {
         throw new AnimalStoreError(
           `Invalid ${where}: it holds the API key. Pass the key as apiKey (or ANIMAL_STORE_API_KEY) only, sent in Authorization alone.`,

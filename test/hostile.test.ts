@@ -1270,6 +1270,26 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
     expect(lines.join('\n')).not.toContain(KEY);
   });
 
+  it('sends no header whose name holds the key', async () => {
+    expect(() => new PetsClient({ apiKey: KEY, headers: { [KEY]: 'v' } })).toThrow(
+      'Invalid headers: it holds the API key',
+    );
+    const { logger, lines } = recordingLogger(['error']);
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      apiKey: KEY,
+      logger,
+      logLevel: 'error',
+      hooks: { beforeRequest: ({ headers }) => headers.set(`y-${KEY.toUpperCase()}`, '1') },
+    });
+    await client.listPets({}, { headers: { [`x-${KEY}`]: '1', 'x-kept': '1' } });
+    const sent = [...stub.received[0]!.request.headers].flat().join('\n').toLowerCase();
+    expect(sent.split(KEY.toLowerCase())).toHaveLength(2);
+    expect(stub.received[0]!.request.headers.get('x-kept')).toBe('1');
+    expect(lines).toHaveLength(2);
+    expect(lines.join('\n')).not.toMatch(new RegExp(KEY, 'i'));
+  });
+
   it('refuses headers as a Map or pairs rather than dropping them in silence', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
     const map = new Map([['x-app', 'shelter']]);
