@@ -1245,18 +1245,26 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
     }
   });
 
-  it('sends the key in Authorization alone, whoever puts it in another header', async () => {
-    expect(() => new PetsClient({ apiKey: KEY, headers: { 'x-api-key': KEY } })).toThrow(
-      'Invalid headers: it holds the API key',
-    );
+  /** A client of KEY whose `beforeRequest` hook sets `set`, logging errors to `lines`. */
+  const hookedClient = (set: (headers: Headers) => void) => {
     const { logger, lines } = recordingLogger(['error']);
     const stub = scriptedFetch().thenAlways(json([rex]));
     const client = clientWith(stub.fetch, {
       apiKey: KEY,
       logger,
       logLevel: 'error',
-      hooks: { beforeRequest: ({ headers }) => headers.set('x-hooked', `Key ${KEY}`) },
+      hooks: { beforeRequest: ({ headers }) => set(headers) },
     });
+    return { stub, client, lines };
+  };
+
+  it('sends the key in Authorization alone, whoever puts it in another header', async () => {
+    expect(() => new PetsClient({ apiKey: KEY, headers: { 'x-api-key': KEY } })).toThrow(
+      'Invalid headers: it holds the API key',
+    );
+    const { stub, client, lines } = hookedClient((headers) =>
+      headers.set('x-hooked', `Key ${KEY}`),
+    );
     // Every character percent-encoded, as no encoder would, but a decoder reads.
     const encoded = [...KEY].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
     await client.listPets({}, { headers: { 'x-call': KEY, 'x-kept': '1', 'x-encoded': encoded } });
@@ -1274,14 +1282,9 @@ describe('custom fetches, hooks, stores and options that misbehave', () => {
     expect(() => new PetsClient({ apiKey: KEY, headers: { [KEY]: 'v' } })).toThrow(
       'Invalid headers: it holds the API key',
     );
-    const { logger, lines } = recordingLogger(['error']);
-    const stub = scriptedFetch().thenAlways(json([rex]));
-    const client = clientWith(stub.fetch, {
-      apiKey: KEY,
-      logger,
-      logLevel: 'error',
-      hooks: { beforeRequest: ({ headers }) => headers.set(`y-${KEY.toUpperCase()}`, '1') },
-    });
+    const { stub, client, lines } = hookedClient((headers) =>
+      headers.set(`y-${KEY.toUpperCase()}`, '1'),
+    );
     await client.listPets({}, { headers: { [`x-${KEY}`]: '1', 'x-kept': '1' } });
     const sent = [...stub.received[0]!.request.headers].flat().join('\n').toLowerCase();
     expect(sent.split(KEY.toLowerCase())).toHaveLength(2);
