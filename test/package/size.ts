@@ -111,12 +111,14 @@ import { root } from './pack.js';
  * full-width echoes, and, found by an attack, a call in line asked of a
  * stalled store once the call ahead of it leaves (27.06, 34.95, 34.46); and
  * 0.1 KiB for every space, separator and mark passed over between the key's
- * characters (27.10, 34.98, 34.50).
+ * characters (27.10, 34.98, 34.50). Then 0.1 KiB for what an attack found: a
+ * header whose name holds the key refused, and a createPet cut off after it
+ * left saying the service may have acted on it (27.20, 35.09, 34.61).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 27.2 * 1024, total: 35.1 * 1024, plain: 34.6 * 1024 };
+export const BUDGET = { initial: 27.3 * 1024, total: 35.2 * 1024, plain: 34.7 * 1024 };
 
 export interface Size {
   minified: number;
