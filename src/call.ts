@@ -270,9 +270,8 @@ function attemptHeaders(
   // The client's own were checked when it was made; a call's, and a hook's, as they leave.
   const sent: Record<string, string> = {};
   headers.forEach((value, name) => {
-    const reserved =
-      reservedHeader(name) ??
-      (ctx.redact.holds(name) || ctx.redact.holds(value) ? 'it holds the API key' : undefined);
+    const holds = ctx.redact.holds(name) || ctx.redact.holds(value);
+    const reserved = reservedHeader(name) ?? (holds ? 'it holds the API key' : undefined);
     if (!reserved) sent[name] = value;
     else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
   });
@@ -461,9 +460,8 @@ function noResponse(
   const { timedOut } = exchange;
   // Nothing answers at a placeholder: retrying it only delays the advice.
   const placeholder = !timedOut && status === undefined && placeholderHost(ctx.baseUrl);
-  if (!placeholder) {
+  if (!placeholder)
     call.decision = decide({ kind: 'no-response', timedOut, status }, situation(ctx, call));
-  }
   const cause = ctx.redact.error(error);
   const acted = call.operation.resend ? '' : POSSIBLY_ACTED;
   if (timedOut) {
@@ -476,10 +474,10 @@ function noResponse(
     cause instanceof Error ? ctx.redact.text(describeFailure(cause)) : 'unknown failure'
   ).replace(/\.+$/, '');
   // A connection never made (refused, a name that does not resolve) carried nothing.
-  const unsent = /\((?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\)$/.test(why);
+  const sent = !/\((?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN)\)$/.test(why);
   const what =
     status === undefined
-      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : `Check the network and baseUrl${ctx.inBrowser ? ", and that the service (or your proxy) allows this page's origin (CORS)" : ''}.`}${unsent ? '' : acted}`
+      ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : `Check the network and baseUrl${ctx.inBrowser ? ", and that the service (or your proxy) allows this page's origin (CORS)" : ''}.`}${sent ? acted : ''}`
       : `got HTTP ${status}, but its body broke off: ${why}.${acted}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
 }
