@@ -77,7 +77,8 @@ const excerpt = (value: string) => JSON.stringify(value);
  * written before the response left, so how far the local clock is ahead at its arrival is at
  * least how far it is ahead of the service's. The least lead of recent answers binds; it grows
  * 10 ms a second, and one answer that proves it stale (its lead more than a second and the
- * response's time beyond) replaces it.
+ * response's time beyond) replaces it. Returned with the earliest of the readings before and after
+ * the answer just read, which only delays the waits it states.
  */
 export function serviceClock() {
   let kept = Number.POSITIVE_INFINITY;
@@ -86,18 +87,20 @@ export function serviceClock() {
   let seen: string | null = null;
   let seenMs = Number.NaN;
   /** The service's time at local `nowMs`, at the earliest; the local clock while no `Date` is usable. */
-  return (headers: Headers, nowMs: number, tookMs: number, ignored: string[]): number => {
+  return (headers: Headers, nowMs: number, tookMs: number, ignored: string[]) => {
     const date = headers.get('date');
     if (date !== seen) [seen, seenMs] = [date, httpDate(date)];
     const lead = nowMs - seenMs;
     let bound = kept + Math.max(0, nowMs - keptAt) / 100;
+    const before = bound;
     if (Math.abs(lead) > HORIZON_MS) {
       ignored.push(`Date ${excerpt(date ?? '')} (more than a day from the local clock)`);
     } else if (lead < bound || lead - bound > 1000 + tookMs) {
       kept = bound = lead;
       keptAt = nowMs;
     }
-    return Number.isFinite(bound) ? nowMs - bound : nowMs;
+    const server = Number.isFinite(bound) ? nowMs - bound : nowMs;
+    return [server, Number.isFinite(before) ? Math.min(server, nowMs - before) : server] as const;
   };
 }
 
@@ -339,7 +342,7 @@ export function readTiming(
   clock = serviceClock(),
 ): ResponseTiming {
   const ignored: string[] = [];
-  const server = clock(headers, nowMs, nowMs - sentMs, ignored);
+  const [server, earliest] = clock(headers, nowMs, nowMs - sentMs, ignored);
   const problems: string[] = [];
   let found: Read | undefined;
   // Of every budget stated, the one with least left binds; of as little left, the one that resets last.
@@ -352,7 +355,9 @@ export function readTiming(
   let tooFar = false;
   if (status === 429) {
     const raw = headers.get('retry-after');
-    const ms = parseRetryAfter(raw, server);
+    // An HTTP-date against the service's clock as read before this answer too: a `Date` that runs
+    // ahead of the others cannot shorten the wait.
+    const ms = parseRetryAfter(raw, earliest);
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
     else {
       if (ms !== undefined) {

@@ -197,6 +197,24 @@ describe('readTiming', () => {
     // A lead more than a second beyond it proves it stale (the local clock was set forward).
     expect(until(2000, 3000)).toBe(60_000 - 2000);
   });
+
+  it('lets no 429 whose Date runs ahead of the others shorten its HTTP-date Retry-After', () => {
+    const clock = serviceClock();
+    const answer = (date: number, status: number, retryAfter = '') =>
+      readTiming(
+        new Headers({ date: httpDate(date), 'retry-after': retryAfter }),
+        status,
+        now + 100,
+        now + 100,
+        clock,
+      ).retryAfter?.ms;
+    answer(0, 200);
+    // Its Date says 5 s later than the answer before, at the same moment: read against that
+    // one's clock, 10 s; against its own Date, it would be 5 s.
+    expect(answer(5000, 429, httpDate(10_000))).toBe(10_000);
+    // The next one reads by the clock as that Date set it.
+    expect(answer(5000, 429, httpDate(10_000))).toBe(5000);
+  });
 });
 
 describe('the credible horizon (a day)', () => {
