@@ -10,8 +10,8 @@ import {
   RateLimitError,
   TimeoutError,
 } from './errors.js';
-import { type RateLimitInfo, readTiming } from './headers.js';
-import type { RetryInfo, WithResponse } from './observe.js';
+import { readTiming } from './headers.js';
+import type { ResponseInfo, RetryInfo, WithResponse } from './observe.js';
 import { type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
@@ -43,12 +43,7 @@ const HOLDS: Record<HoldReason, string> = {
     'the budget is unknown until the response to the first request arrives (or the quota store answers)',
 };
 
-interface Answer {
-  readonly body: unknown;
-  readonly status: number;
-  readonly headers: Headers;
-  readonly rateLimit: RateLimitInfo | undefined;
-}
+type Answer = Omit<ResponseInfo, 'attempts'> & { readonly body: unknown };
 
 /** One call of an operation, across its attempts; also what the quota holds. */
 class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaName>
@@ -115,6 +110,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     if (reason === 'no-response') {
       return new ConnectionError(
         `${this.operation.name} was not sent: ${HOLDS[reason]}${when} Check the network and baseUrl.`,
+        { cause: this.ctx.lostCause },
       );
     }
     return new RateLimitError(`${this.operation.name} was not sent: ${HOLDS[reason]}${when}`, {
@@ -338,7 +334,9 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         await sleep(BACKOFF_FLOOR_MS, call.signal);
         return await attempt(ctx, call, attemptNumber);
       }
-      // No response: the request may still have reached the service, so it is counted.
+      // No response: the request may still have reached the service, so it is counted (and
+      // holds the key: the calls it holds are told why).
+      ctx.lostCause = ctx.redact.error(error);
       await observe({ status: 0 });
       const failure = noResponse(ctx, call, exchange, error);
       if (timed) {

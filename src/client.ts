@@ -90,6 +90,8 @@ export class CallContext {
   #tracerFor: TracerProviderLike | undefined;
   /** The last rate-limit values this client saw. */
   rateLimit: RateLimitInfo | undefined;
+  /** Why this client's last request got no response: the cause of the holds it began. */
+  lostCause: unknown;
   readonly clock = serviceClock();
   /** In a page, a request refused by CORS fails as one without a response. */
   readonly inBrowser = isBrowser();

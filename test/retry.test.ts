@@ -198,6 +198,19 @@ describe('retries after other failures', () => {
     expect(stub.received).toHaveLength(1);
   });
 
+  it('gives a call held after requests that got no response their failure as its cause', async () => {
+    const reset = new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+    const client = clientWith(scriptedFetch().thenAlways(reset).fetch, { maxRetryDelayMs: 50 });
+    const calls = [client.listPets(), client.getPet(1)].map((call) =>
+      call.catch((e: unknown) => e),
+    );
+    await vi.advanceTimersByTimeAsync(1000);
+    const [sent, held] = (await Promise.all(calls)) as Error[];
+    expect(held).toBeInstanceOf(ConnectionError);
+    expect(held!.message).toMatch(/^getPet was not sent: the last requests got no response/);
+    expect(held!.cause).toBe(sent!.cause);
+  });
+
   it.each([400, 401, 404, 403])('never retries HTTP %i', async (status) => {
     const stub = scriptedFetch(apiError(status), ok());
     const error = await clientWith(stub.fetch)
