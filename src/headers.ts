@@ -312,7 +312,8 @@ function check(
   const approximate = read === 'delta';
   const windowMs = said.windowSec ? said.windowSec * 1000 : undefined;
   return {
-    info: Object.freeze({ limit, remaining, resetAt: new Date(nowMs + inMs) }),
+    // The reset as said: an instant as it was written, seconds until it from the arrival.
+    info: Object.freeze({ limit, remaining, resetAt: new Date(approximate ? nowMs + inMs : atMs) }),
     window: {
       limit,
       remaining,

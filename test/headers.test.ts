@@ -173,6 +173,11 @@ describe('readTiming', () => {
     expect(readTiming(headers, 200, now).window?.resetInMs).toBe(5000);
   });
 
+  it('shows the reset as the service said it, whatever its clock is read as', () => {
+    const headers = new Headers({ date: httpDate(-700), ...window(3, 30) });
+    expect(readTiming(headers, 200, now).rateLimit?.resetAt).toEqual(new Date(now + 30_000));
+  });
+
   it('never reads the service’s clock ahead of its Date, however little the clocks differ', () => {
     // Arriving a second after the second its Date names: read on the local clock, the reset
     // would come up to a second early.
