@@ -372,5 +372,9 @@ export function parseBody(
 export function describeFailure(error: Error): string {
   const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
   const detail = cause?.code ?? cause?.message;
-  return typeof detail === 'string' && detail ? `${error.message} (${detail})` : error.message;
+  // TLS spoken to a server that answers in plain HTTP (a local mock at https://).
+  const plain = detail === 'ERR_SSL_WRONG_VERSION_NUMBER' ? ': is it http://?' : '';
+  return typeof detail === 'string' && detail
+    ? `${error.message} (${detail}${plain})`
+    : error.message;
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { PetsClient } from '../src/index.js';
+import { ConnectionError, PetsClient } from '../src/index.js';
 import { jsonFault, PET, startFaultServer } from './helpers/fault-server.js';
 
 // What actually goes over the wire with the platform fetch (the default path,
@@ -40,5 +40,18 @@ describe('requests through the platform fetch', () => {
     expect(create?.headers['content-type']).toBe('application/json');
     expect(JSON.parse(create?.body ?? '')).toEqual({ name: 'Rex & Co', categoryId: 1 });
     expect(list?.body).toBe('');
+  });
+
+  it('fail to a server that answers TLS in plain HTTP with a ConnectionError that asks for http://', async () => {
+    server = await startFaultServer([jsonFault(200, [])]);
+    const client = new PetsClient({
+      apiKey: 'sk_wire_test',
+      baseUrl: server.url.replace('http:', 'https:'),
+      maxRetries: 0,
+      logLevel: 'off',
+    });
+    const error = await client.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect((error as Error).message).toContain('(ERR_SSL_WRONG_VERSION_NUMBER: is it http://?)');
   });
 });
