@@ -113,12 +113,15 @@ import { root } from './pack.js';
  * 0.1 KiB for every space, separator and mark passed over between the key's
  * characters (27.10, 34.98, 34.50). Then 0.1 KiB for what an attack found: a
  * header whose name holds the key refused, and a createPet cut off after it
- * left saying the service may have acted on it (27.20, 35.09, 34.61).
+ * left saying the service may have acted on it (27.20, 35.09, 34.61). Then
+ * 0.1 KiB for what a new user and a reading of Date found: a held call's
+ * cause, the reset as said, a 429's Date that cannot shorten its wait, TLS
+ * to a plain-HTTP server asking for http:// (27.31, 35.19, 34.71).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 27.3 * 1024, total: 35.2 * 1024, plain: 34.7 * 1024 };
+export const BUDGET = { initial: 27.4 * 1024, total: 35.3 * 1024, plain: 34.8 * 1024 };
 
 export interface Size {
   minified: number;
