@@ -77,8 +77,7 @@ const excerpt = (value: string) => JSON.stringify(value);
  * written before the response left, so how far the local clock is ahead at its arrival is at
  * least how far it is ahead of the service's. The least lead of recent answers binds; it grows
  * 10 ms a second, and one answer that proves it stale (its lead more than a second and the
- * response's time beyond) replaces it. Returned with the earliest of the readings before and after
- * the answer just read, which only delays the waits it states.
+ * response's time beyond) replaces it.
  */
 export function serviceClock() {
   let kept = Number.POSITIVE_INFINITY;
@@ -87,7 +86,7 @@ export function serviceClock() {
   let seen: string | null = null;
   let seenMs = Number.NaN;
   /** The service's time at local `nowMs`, at the earliest; the local clock while no `Date` is usable. */
-  return (headers: Headers, nowMs: number, tookMs: number, ignored: string[]) => {
+  const read = (headers: Headers, nowMs: number, tookMs: number, ignored: string[]): number => {
     const date = headers.get('date');
     if (date !== seen) [seen, seenMs] = [date, httpDate(date)];
     const lead = nowMs - seenMs;
@@ -100,8 +99,12 @@ export function serviceClock() {
       keptAt = nowMs;
     }
     const server = Number.isFinite(bound) ? nowMs - bound : nowMs;
-    return [server, Number.isFinite(before) ? Math.min(server, nowMs - before) : server] as const;
+    read.earliest = Number.isFinite(before) ? Math.min(server, nowMs - before) : server;
+    return server;
   };
+  /** Of the readings before and after the answer just read, the earlier: it only delays waits. */
+  read.earliest = 0;
+  return read;
 }
 
 const MONTHS = 'janfebmaraprmayjunjulaugsepoctnovdec';
@@ -343,7 +346,7 @@ export function readTiming(
   clock = serviceClock(),
 ): ResponseTiming {
   const ignored: string[] = [];
-  const [server, earliest] = clock(headers, nowMs, nowMs - sentMs, ignored);
+  const server = clock(headers, nowMs, nowMs - sentMs, ignored);
   const problems: string[] = [];
   let found: Read | undefined;
   // Of every budget stated, the one with least left binds; of as little left, the one that resets last.
@@ -358,7 +361,7 @@ export function readTiming(
     const raw = headers.get('retry-after');
     // An HTTP-date against the service's clock as read before this answer too: a `Date` that runs
     // ahead of the others cannot shorten the wait.
-    const ms = parseRetryAfter(raw, earliest);
+    const ms = parseRetryAfter(raw, clock.earliest);
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
     else {
       if (ms !== undefined) {
