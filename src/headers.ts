@@ -226,18 +226,25 @@ const DRAFT_06 = triple('RateLimit', 'delta');
  * `RateLimit-*` (limiters stacked in front of the service may each send another).
  */
 function stated(headers: Headers): Stated[] {
+  // One pass over the headers: most responses hold three of the seven names asked for, or none.
+  const sent: Record<string, string | undefined> = {};
+  headers.forEach((value, name) => {
+    if (name.includes('ratelimit')) sent[name] = value;
+  });
   let policy: Member[] | undefined;
-  const policies = () => (policy ??= parseList(headers.get('ratelimit-policy')) ?? []);
+  const policies = () => (policy ??= parseList(sent['ratelimit-policy'] ?? null) ?? []);
   const forms: Stated[] = [];
   const read = ({ unit, fields, name }: typeof X_RATELIMIT) => {
-    const [limit, remaining, reset] = fields.map((one) => headers.get(one) ?? undefined);
+    const limit = sent[fields[0]!];
+    const remaining = sent[fields[1]!];
+    const reset = sent[fields[2]!];
     if (limit === undefined && remaining === undefined && reset === undefined) return;
     const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
     forms.push(...triples({ name, limit, remaining, reset, unit, windowSec }));
   };
   read(X_RATELIMIT);
-  const raw = headers.get('ratelimit');
-  if (raw !== null) forms.push(...ietf(raw, policies()));
+  const raw = sent.ratelimit;
+  if (raw !== undefined) forms.push(...ietf(raw, policies()));
   read(DRAFT_06);
   return forms;
 }
