@@ -227,9 +227,12 @@ const DRAFT_06 = triple('RateLimit', 'delta');
  */
 function stated(headers: Headers): Stated[] {
   // One pass over the headers: most responses hold three of the seven names asked for, or none.
+  // (A fetch option's headers may give names as sent, not lower-cased.)
   const sent: Record<string, string | undefined> = {};
   headers.forEach((value, name) => {
-    if (name.includes('ratelimit')) sent[name] = value;
+    const lower = name.toLowerCase();
+    if (lower.includes('ratelimit'))
+      sent[lower] = lower in sent ? `${sent[lower]}, ${value}` : value;
   });
   let policy: Member[] | undefined;
   const policies = () => (policy ??= parseList(sent['ratelimit-policy'] ?? null) ?? []);

@@ -173,6 +173,29 @@ describe('readTiming', () => {
     expect(readTiming(headers, 200, now).window?.resetInMs).toBe(5000);
   });
 
+  it('reads the names of a Headers-like object in any case, repeated ones together', () => {
+    const pairs = [
+      ['X-RateLimit-Limit', '60'],
+      ['X-RateLimit-Remaining', '2'],
+      ['x-ratelimit-remaining', '5'],
+      ['X-RateLimit-Reset', seconds(30)],
+    ];
+    const like = {
+      get: (name: string) =>
+        pairs
+          .filter(([n]) => n!.toLowerCase() === name)
+          .map(([, v]) => v)
+          .join(', ') || null,
+      forEach: (each: (value: string, name: string) => void) => {
+        for (const [name, value] of pairs) each(value!, name!);
+      },
+    };
+    expect(readTiming(like as unknown as Headers, 200, now).window).toMatchObject({
+      limit: 60,
+      remaining: 2,
+    });
+  });
+
   it('shows the reset as the service said it, whatever its clock is read as', () => {
     const headers = new Headers({ date: httpDate(-700), ...window(3, 30) });
     expect(readTiming(headers, 200, now).rateLimit?.resetAt).toEqual(new Date(now + 30_000));
