@@ -69,8 +69,8 @@ export class Exchange {
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #unlisten: (() => void) | undefined;
   // Any fetch may ignore the signal (a test double, a polyfill): never wait for it past an abort.
-  readonly #stopped: Promise<never>;
   #stop: ((reason: unknown) => void) | undefined;
+  #stopped: [unknown] | undefined;
   response: Response | undefined;
   timedOut = false;
   /** Runs the fetch with the attempt's span active, when traced. */
@@ -85,10 +85,6 @@ export class Exchange {
     readonly platform: boolean,
   ) {
     this.#held = (platform && spare.pop()) || [new AbortController(), 0];
-    this.#stopped = new Promise<never>((_, reject) => {
-      this.#stop = reject;
-    });
-    this.#stopped.catch(() => undefined);
     // A timeout beyond what setTimeout can hold means "no timeout".
     this.#timer =
       timeoutMs <= MAX_TIMER_MS
@@ -107,12 +103,17 @@ export class Exchange {
 
   #abort(reason: unknown): void {
     this.#held[0].abort(reason);
+    this.#stopped = [reason];
     this.#stop?.(reason);
   }
 
   /** `promise`, or the abort of this attempt, whichever comes first. */
   race<T>(promise: Promise<T>): Promise<T> {
-    return Promise.race([promise, this.#stopped]);
+    return new Promise<T>((resolve, reject) => {
+      if (this.#stopped) reject(this.#stopped[0]);
+      this.#stop = reject;
+      promise.then(resolve, reject);
+    });
   }
 
   close(): void {
