@@ -134,14 +134,16 @@ export async function runCall<In extends SchemaName, Out extends SchemaName, R e
   type Result = R extends true ? WithResponse<Output<Out>> : Output<Out>;
   let call: Call<In, Out> | undefined;
   try {
-    call = await prepare(ctx, operation, raw, options);
+    const input = validateInput(operation, raw);
+    call = prepare(ctx, operation, input instanceof Promise ? await input : input, options);
     const tracing = ctx.tracing();
     if (tracing) await startTrace(ctx, call, tracing);
     call.signal?.throwIfAborted();
     const answer = await withRetries(ctx, call);
     call.signal?.throwIfAborted();
     const { status, headers, rateLimit } = answer;
-    const data = await validateOutput(operation, call.input, answer.body, status);
+    const output = validateOutput(operation, call.input, answer.body, status);
+    const data = output instanceof Promise ? await output : output;
     call.trace?.end();
     if (!withResponse) return data as Result;
     const response = {
@@ -183,13 +185,12 @@ async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing
   }
 }
 
-async function prepare<In extends SchemaName, Out extends SchemaName>(
+function prepare<In extends SchemaName, Out extends SchemaName>(
   ctx: CallContext,
   operation: Operation<In, Out>,
-  raw: unknown,
+  input: Output<In>,
   options: RequestOptions | undefined,
-): Promise<Call<In, Out>> {
-  const input = await validateInput(operation, raw);
+): Call<In, Out> {
   const { name } = operation;
   const { settings, unknown } =
     options === undefined ? { settings: {}, unknown: [] } : readCallOptions(options, name);

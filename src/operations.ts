@@ -266,26 +266,25 @@ export function validateInput<In extends SchemaName, Out extends SchemaName>(
 }
 
 /** Validates a 2xx body, and that it keeps to the request; else {@link ResponseValidationError}. */
-export async function validateOutput<In extends SchemaName, Out extends SchemaName>(
+export function validateOutput<In extends SchemaName, Out extends SchemaName>(
   operation: Operation<In, Out>,
   input: Output<In>,
   body: unknown,
   status: number,
-): Promise<Output<Out>> {
+): Output<Out> | Promise<Output<Out>> {
   const { name } = operation;
   const fail = (issues: ValidationIssue[], what: string, cause?: unknown) =>
     new ResponseValidationError(
       `The service's response to ${name} (HTTP ${status}) ${what}: ${describeIssues(issues)}.`,
       { issues, status, cause },
     );
-  const data = await validate(
-    operation.checkOutput,
-    operation.output,
-    body,
-    false,
-    (issues, cause) => fail(issues, 'does not match the API spec', cause),
+  const kept = (data: Output<Out>) => {
+    const issue = operation.checkAnswer?.(input, data);
+    if (issue) throw fail([issue], 'contradicts the request');
+    return data;
+  };
+  const data = validate(operation.checkOutput, operation.output, body, false, (issues, cause) =>
+    fail(issues, 'does not match the API spec', cause),
   );
-  const issue = operation.checkAnswer?.(input, data);
-  if (issue) throw fail([issue], 'contradicts the request');
-  return data;
+  return data instanceof Promise ? data.then(kept) : kept(data);
 }
