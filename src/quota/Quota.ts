@@ -178,8 +178,6 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 const cooldowns = shared('quota-cooldowns', () => new Map<string, number>());
 let threads: Threads | undefined; // opened by the first client that shares `cooldowns`
 
-const settle = async <T>(call: () => Promise<T> | T): Promise<T> => call();
-
 /** An admission as the interface describes it, or a throw. */
 function checked(admission: Admission): Admission {
   let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
@@ -344,7 +342,8 @@ export class Quota {
         all.set(bucket, Math.max(now + Math.min(cooldownMs, HORIZON_MS), all.get(bucket) ?? 0));
         if (threads?.peers) threads.tell(bucket, all.get(bucket) ?? now);
       }
-      const recorded = settle(() => this.store.observe(bucket, lease, observation));
+      // A store's throw, or its rejection, goes to onError below.
+      const recorded = this.store.observe(bucket, lease, observation);
       const why = `the store did not record the response within timeoutMs (${timeoutMs} ms)`;
       await (this.#remote ? within(recorded, timeoutMs, () => new Error(why)) : recorded);
     } catch (error) {
@@ -440,7 +439,8 @@ export class Quota {
       for (const waiter of waiters.splice(0)) waiter.reject(this.#failed(cause));
     } finally {
       line.pumping = false;
-      if (line.unwatch) settle(async () => line.unwatch?.()).catch(() => undefined);
+      const { unwatch } = line;
+      if (unwatch) (async () => unwatch())().catch(() => undefined);
       line.unwatch = undefined;
       // An empty line is forgotten, so that memory stays bounded with many keys.
       linesOf(this.store).delete(bucket);
