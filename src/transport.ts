@@ -9,7 +9,7 @@ import {
 import type { Operation } from './operations.js';
 import { checkErrorBody, REJECT } from './operations.js';
 import type { FetchInit, FetchResponse } from './options.js';
-import { MAX_TIMER_MS, onAbort } from './timers.js';
+import { alarm, MAX_TIMER_MS, onAbort } from './timers.js';
 import type { WithinSpan } from './tracing/otel.js';
 import type { ErrorBody } from './types.js';
 import type { Output, SchemaName } from './validation/verdict.js';
@@ -66,7 +66,7 @@ const platformFetch = globalThis.fetch;
 /** One attempt's exchange: the timer that bounds it (body included), the signal, the response. */
 export class Exchange {
   readonly #held: [AbortController, number];
-  readonly #timer: ReturnType<typeof setTimeout> | undefined;
+  readonly #stopTimer: (() => void) | undefined;
   readonly #unlisten: (() => void) | undefined;
   // Any fetch may ignore the signal (a test double, a polyfill): never wait for it past an abort.
   #stop: ((reason: unknown) => void) | undefined;
@@ -86,12 +86,12 @@ export class Exchange {
   ) {
     this.#held = (platform && spare.pop()) || [new AbortController(), 0];
     // A timeout beyond what setTimeout can hold means "no timeout".
-    this.#timer =
+    this.#stopTimer =
       timeoutMs <= MAX_TIMER_MS
-        ? setTimeout(() => {
+        ? alarm(timeoutMs, () => {
             this.timedOut = true;
             this.#abort(new Error(`timed out after ${timeoutMs} ms`));
-          }, timeoutMs)
+          })
         : undefined;
     if (signal?.aborted) this.#abort(signal.reason);
     else if (signal) this.#unlisten = onAbort(signal, () => this.#abort(signal.reason));
@@ -117,7 +117,7 @@ export class Exchange {
   }
 
   close(): void {
-    clearTimeout(this.#timer);
+    this.#stopTimer?.();
     this.#unlisten?.();
     const held = this.#held;
     // Once the platform's request is over (its body read) unaborted; once only: the response goes.

@@ -151,6 +151,33 @@ describe('timeout', () => {
     expect((error as Error).message).toMatch(/timed out after 500 ms/);
   });
 
+  it('times each attempt from its own start, on a timer an earlier attempt ended', async () => {
+    const stub = scriptedFetch(json([rex])).thenAlways(() => new Promise<Response>(() => {}));
+    const client = clientWith(stub.fetch, { timeoutMs: 200, maxRetries: 0 });
+    await client.listPets();
+    await vi.advanceTimersByTimeAsync(150);
+    const call = client.listPets().catch((e: unknown) => e);
+    let settled = false;
+    void call.then(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(190);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await call).toBeInstanceOf(TimeoutError);
+  });
+
+  it('times an attempt by fake timers installed after real ones timed another', async () => {
+    vi.useRealTimers();
+    const stub = scriptedFetch(json([rex])).thenAlways(() => new Promise<Response>(() => {}));
+    const client = clientWith(stub.fetch, { timeoutMs: 200, maxRetries: 0 });
+    await client.listPets();
+    useFakeTime();
+    let settled = false;
+    const call = client.listPets().finally(() => (settled = true));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(settled).toBe(true);
+    await expect(call).rejects.toBeInstanceOf(TimeoutError);
+  });
+
   it('counts reading the body into the timeout', async () => {
     const slowBody = () => {
       const stream = new ReadableStream<Uint8Array>({

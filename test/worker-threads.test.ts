@@ -72,6 +72,16 @@ it('leaves a process free to exit once its clients are done', () => {
   expect(() => execFileSync(process.execPath, ['-e', script], { timeout: 10_000 })).not.toThrow();
 });
 
+it('leaves a process free to exit once its calls are done, long before their timeoutMs', () => {
+  const body = JSON.stringify({ id: 1, name: 'Rex', categoryId: 3 });
+  const script = `import(${JSON.stringify(DIST)}).then(async ({ PetsClient }) => {
+    const fetch = async () => new Response(${JSON.stringify(body)}, { headers: { 'content-type': 'application/json' } });
+    const client = new PetsClient({ apiKey: 'sk_exit_0123456789', baseUrl: 'http://127.0.0.1:9/v1', fetch, timeoutMs: 60_000 });
+    for (let i = 0; i < 3; i++) await client.getPet(1);
+  })`;
+  expect(() => execFileSync(process.execPath, ['-e', script], { timeout: 10_000 })).not.toThrow();
+});
+
 it('takes only cooldowns from the channel, at most a day long and for at most 1,000 keys', async () => {
   const { threadsOf } = await import('../src/quota/threads.js');
   const cooldowns = new Map<string, number>();
