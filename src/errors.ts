@@ -191,7 +191,7 @@ export class TimeoutError extends ConnectionError {
 export class RequestValidationError extends AnimalStoreError {
   static override readonly brand: string = 'RequestValidationError';
   override readonly name: string = 'RequestValidationError';
-  /** Every problem found, with its path. */
+  /** Every problem found, with its path (the first 100, where there are more). */
   readonly issues: readonly ValidationIssue[];
 
   constructor(message: string, issues: readonly ValidationIssue[]) {
@@ -204,7 +204,7 @@ export class RequestValidationError extends AnimalStoreError {
 export class ResponseValidationError extends AnimalStoreError {
   static override readonly brand: string = 'ResponseValidationError';
   override readonly name: string = 'ResponseValidationError';
-  /** Every mismatch found, with its path in the body. */
+  /** Every mismatch found, with its path in the body (the first 100, where there are more). */
   readonly issues: readonly ValidationIssue[];
   /** HTTP status of the response. */
   readonly status: number;

@@ -198,8 +198,10 @@ export const OPERATIONS = {
 } as const;
 
 /** Issues as `limit must be…; 3.status: Invalid option…`: a message that names its field is not prefixed twice. */
-function describeIssues(issues: readonly ValidationIssue[]): string {
-  return issues
+/** `total`: how many were found, where more than 10 (undefined: not all were counted). */
+function describeIssues(issues: readonly ValidationIssue[], total?: number): string {
+  const shown = issues
+    .slice(0, 10)
     .map(({ path, message }) => {
       if (!path.length) return message;
       const where = path.map(String).join('.');
@@ -209,6 +211,10 @@ function describeIssues(issues: readonly ValidationIssue[]): string {
         : `${where}: ${message}`;
     })
     .join('; ');
+  if (issues.length <= 10) return shown;
+  if (total === issues.length) return `${shown}; and ${total - 10} more (in error.issues)`;
+  const more = total === undefined ? 'more' : `${total - 10} more`;
+  return `${shown}; and ${more} (error.issues holds the first ${issues.length})`;
 }
 
 type Zod = typeof import('./validation/verdict.js');
@@ -228,7 +234,9 @@ async function judge<N extends SchemaName>(
   input: boolean,
   schema: N,
   value: unknown,
-): Promise<Verdict<Output<N>> | { ok: false; issues: ValidationIssue[]; error: unknown }> {
+): Promise<
+  Verdict<Output<N>> | { ok: false; issues: ValidationIssue[]; error: unknown; total?: number }
+> {
   try {
     const loaded = await loadZod();
     return input ? loaded.judgeInput(schema, value) : loaded.judgeOutput(schema, value);
@@ -244,13 +252,13 @@ function validate<N extends SchemaName>(
   schema: N,
   value: unknown,
   input: boolean,
-  fail: (issues: ValidationIssue[], cause: unknown) => Error,
+  fail: (issues: ValidationIssue[], cause: unknown, total?: number) => Error,
 ): Output<N> | Promise<Output<N>> {
   const fast = check(value);
   if (fast !== REJECT) return fast;
   return judge(input, schema, value).then((verdict) => {
     if (verdict.ok) return verdict.value;
-    throw fail(verdict.issues, verdict.error);
+    throw fail(verdict.issues, verdict.error, verdict.total);
   });
 }
 
@@ -259,8 +267,8 @@ export function validateInput<In extends SchemaName, Out extends SchemaName>(
   operation: Operation<In, Out>,
   value: unknown,
 ): Output<In> | Promise<Output<In>> {
-  return validate(operation.checkInput, operation.input, value, true, (issues) => {
-    const message = `Invalid ${operation.inputName}; nothing was sent. ${describeIssues(issues)}.`;
+  return validate(operation.checkInput, operation.input, value, true, (issues, _, total) => {
+    const message = `Invalid ${operation.inputName}; nothing was sent. ${describeIssues(issues, total)}.`;
     return new RequestValidationError(message, issues);
   });
 }
@@ -273,9 +281,9 @@ export function validateOutput<In extends SchemaName, Out extends SchemaName>(
   status: number,
 ): Output<Out> | Promise<Output<Out>> {
   const { name } = operation;
-  const fail = (issues: ValidationIssue[], what: string, cause?: unknown) =>
+  const fail = (issues: ValidationIssue[], what: string, cause?: unknown, total?: number) =>
     new ResponseValidationError(
-      `The service's response to ${name} (HTTP ${status}) ${what}: ${describeIssues(issues)}.`,
+      `The service's response to ${name} (HTTP ${status}) ${what}: ${describeIssues(issues, total)}.`,
       { issues, status, cause },
     );
   const kept = (data: Output<Out>) => {
@@ -283,8 +291,12 @@ export function validateOutput<In extends SchemaName, Out extends SchemaName>(
     if (issue) throw fail([issue], 'contradicts the request');
     return data;
   };
-  const data = validate(operation.checkOutput, operation.output, body, false, (issues, cause) =>
-    fail(issues, 'does not match the API spec', cause),
+  const data = validate(
+    operation.checkOutput,
+    operation.output,
+    body,
+    false,
+    (issues, cause, total) => fail(issues, 'does not match the API spec', cause, total),
   );
   return data instanceof Promise ? data.then(kept) : kept(data);
 }

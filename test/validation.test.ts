@@ -179,6 +179,26 @@ describe('response validation', () => {
     await expect(client.listPets()).rejects.toBeInstanceOf(ResponseValidationError);
   });
 
+  it('keeps the first 100 issues of a list of 100,000 bad pets, and names 10 of them', async () => {
+    const { client } = stubbed(json([rex, ...Array.from({ length: 100_000 }, () => ({}))]));
+    const error = (await client.listPets().catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.issues).toHaveLength(100);
+    expect(error.issues[0]).toMatchObject({ path: [1, 'id'], message: 'id is required' });
+    expect(error.issues.at(-1)?.path).toEqual([34, 'id']);
+    expect(error.message).toMatch(
+      /: 1\.id is required; 1\.name is required; .*; 4\.id is required; and more \(error\.issues holds the first 100\)\.$/,
+    );
+    expect(error.message.length).toBeLessThan(600);
+  });
+
+  it('counts every issue of a list with fewer than 100', async () => {
+    const { client } = stubbed(json(Array.from({ length: 12 }, (_, id) => ({ id }))));
+    const error = (await client.listPets().catch((e: unknown) => e)) as ResponseValidationError;
+    expect(error.issues).toHaveLength(24);
+    expect(error.message).toMatch(/; 4\.categoryId is required; and 14 more \(in error\.issues\)\.$/);
+  });
+
   it.each([
     ['malformed JSON', '[{"id":1,'],
     ['an empty body', ''],
