@@ -139,16 +139,18 @@ export class Exchange {
             this.#abort(new Error(`timed out after ${timeoutMs} ms`));
           })
         : undefined;
-    if (signal?.aborted) this.#abort(signal.reason);
-    else if (signal) this.#unlisten = onAbort(signal, () => this.#abort(signal.reason));
+    const aborted = () => this.#abort(signal?.reason, new DOMException('aborted', 'AbortError'));
+    if (signal?.aborted) aborted();
+    else if (signal) this.#unlisten = onAbort(signal, aborted);
   }
 
   get signal(): AbortSignal {
     return this.#held[0].signal;
   }
 
-  #abort(reason: unknown): void {
-    this.#held[0].abort(reason);
+  /** The request is aborted with a reason of its own: the platform reads the one it is given, whose getters may throw. */
+  #abort(reason: unknown, own: unknown = reason): void {
+    this.#held[0].abort(own);
     this.#stopped = [reason];
     this.#stop?.(reason);
   }

@@ -196,7 +196,9 @@ describe('response validation', () => {
     const { client } = stubbed(json(Array.from({ length: 12 }, (_, id) => ({ id }))));
     const error = (await client.listPets().catch((e: unknown) => e)) as ResponseValidationError;
     expect(error.issues).toHaveLength(24);
-    expect(error.message).toMatch(/; 4\.categoryId is required; and 14 more \(in error\.issues\)\.$/);
+    expect(error.message).toMatch(
+      /; 4\.categoryId is required; and 14 more \(in error\.issues\)\.$/,
+    );
   });
 
   it.each([
