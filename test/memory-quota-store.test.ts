@@ -399,6 +399,21 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('key 999')).toHaveProperty('lease');
     expect(await store.admit('key 999')).toHaveProperty('lease');
   });
+
+  it('forgets no spent window for other buckets, up to 10,000 buckets', async () => {
+    const { store } = storeAt();
+    const spend = async (name: string) => {
+      const admission = await store.admit(name);
+      if (!('lease' in admission)) throw new Error(`held: ${admission.reason}`);
+      await store.observe(name, admission.lease, { status: 200, window: window(0, 60_000) });
+    };
+    await spend('spent');
+    for (let i = 0; i < 1100; i++) await spend(`key ${i}`);
+    expect(await store.admit('spent')).toEqual({ reason: 'budget-exhausted', waitMs: 60_000 });
+    for (let i = 1100; i < 11_100; i++) await spend(`key ${i}`);
+    // Past 10,000, the least recent goes, spent or not: memory stays bounded.
+    expect(await store.admit('spent')).toHaveProperty('lease');
+  });
 });
 
 /**

@@ -328,15 +328,20 @@ export class MemoryQuotaStore implements QuotaStore {
     bucket.inFlight.delete(lease);
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
-    // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle.
+    // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle
+    // of the 32 least recent whose windows are not spent (past ten times as many, any idle one).
     const idle = (one: Bucket) =>
       one.inFlight.size + one.listeners.size === 0 &&
       Math.max(one.cooldownUntil, one.quietUntil) <= now;
     if (idle(bucket) && bucket.windows.size + +bucket.known + +bucket.strict === 0)
       this.#buckets.delete(name);
+    const spent = (one: Bucket) =>
+      [...one.windows.values()].some((window) => window.remaining <= 0 && window.resetAt > now);
+    let looked = 0;
     for (const [other, one] of this.#buckets) {
-      if (this.#buckets.size <= MAX_BUCKETS) break;
-      if (idle(one)) this.#buckets.delete(other);
+      if (this.#buckets.size <= MAX_BUCKETS || looked++ === 32) break;
+      if (idle(one) && (this.#buckets.size > 10 * MAX_BUCKETS || !spent(one)))
+        this.#buckets.delete(other);
     }
   }
 
