@@ -17,7 +17,7 @@ import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
 import type { HoldReason, Observation } from './quota/store.js';
 import { readCallOptions, reservedHeader } from './settings.js';
-import { onAbort, untilAborted } from './timers.js';
+import { sleep, untilAborted } from './timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
 import {
   BodyTooLarge,
@@ -256,7 +256,8 @@ function attemptHeaders(
   const { authorization: _, ...client } = ctx.transport.headers;
   const hook = ctx.settings.hooks.beforeRequest;
   if (!call.headers && !hook) return client;
-  const headers = new Headers({ ...client, ...call.headers });
+  const given = { ...client, ...call.headers };
+  const headers = new Headers(given);
   ctx.run('hooks.beforeRequest', hook, {
     operation: call.operation.name,
     attempt: call.attempts,
@@ -265,14 +266,24 @@ function attemptHeaders(
     headers,
   });
   // The client's own were checked when it was made; a call's, and a hook's, as they leave.
-  const sent: Record<string, string> = {};
-  headers.forEach((value, name) => {
-    const holds = ctx.redact.holds(name) || ctx.redact.holds(value);
-    const reserved = reservedHeader(name) ?? (holds ? 'it holds the API key' : undefined);
-    if (!reserved) sent[name] = value;
-    else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
-  });
-  return sent;
+  const read = (from: Headers) => {
+    const sent: Record<string, string> = {};
+    // As a Headers reads, whatever the hook did to the object's own methods.
+    Headers.prototype.forEach.call(from, (value, name) => {
+      const holds = ctx.redact.holds(name) || ctx.redact.holds(value);
+      const reserved = reservedHeader(name) ?? (holds ? 'it holds the API key' : undefined);
+      if (!reserved) sent[name] = value;
+      else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
+    });
+    return sent;
+  };
+  try {
+    return read(headers);
+  } catch {
+    const why = 'hooks.beforeRequest broke the Headers it was given (its prototype)';
+    ctx.log.log('error', `${why}: the request leaves with the headers it had before the hook.`);
+    return read(new Headers(given));
+  }
 }
 
 /**
@@ -479,21 +490,4 @@ function noResponse(
       ? `got no response from ${ctx.baseUrl}: ${why}. ${placeholder ? PLACEHOLDER_ADVICE : `Check the network and baseUrl${ctx.inBrowser ? ", and that the service (or your proxy) allows this page's origin (CORS)" : ''}.`}${sent ? acted : ''}`
       : `got HTTP ${status}, but its body broke off: ${why}.${acted}`;
   return new ConnectionError(`${call.label} ${what}`, { cause });
-}
-
-/** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    signal?.throwIfAborted();
-    const stop = signal
-      ? onAbort(signal, () => {
-          clearTimeout(timer);
-          reject(signal.reason);
-        })
-      : undefined;
-    const timer = setTimeout(() => {
-      stop?.();
-      resolve();
-    }, ms);
-  });
 }

@@ -39,3 +39,20 @@ export function untilAborted(
   });
   return Promise.race([promise, aborted]).finally(() => stop?.());
 }
+
+/** Resolves after `ms`; rejects with the signal's reason as soon as `signal` aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const stop = signal
+      ? onAbort(signal, () => {
+          clearTimeout(timer);
+          reject(signal.reason);
+        })
+      : undefined;
+    const timer = setTimeout(() => {
+      stop?.();
+      resolve();
+    }, ms);
+  });
+}

@@ -287,6 +287,43 @@ describe('hooks', () => {
     ]);
   });
 
+  it.each([
+    [
+      'its own forEach that throws',
+      { 'x-hook': '1' },
+      (h: Headers) => {
+        h.forEach = () => {
+          throw new Error('broken');
+        };
+      },
+    ],
+    ['a null prototype', {}, (h: Headers) => Object.setPrototypeOf(h, null)],
+  ])('sends a request whose beforeRequest gave its Headers %s', async (_, kept, breaks) => {
+    const stub = scriptedFetch().thenAlways(json([rex]));
+    const client = clientWith(stub.fetch, {
+      logger,
+      logLevel: 'error',
+      headers: { 'x-client': 'c' },
+      hooks: {
+        beforeRequest: ({ headers }: BeforeRequestContext) => {
+          headers.set('x-hook', '1');
+          breaks(headers);
+        },
+      },
+    });
+    expect(await client.listPets()).toEqual([rex]);
+    const sent = stub.received[0]?.request.headers;
+    expect(
+      Object.fromEntries([...(sent?.entries() ?? [])].filter(([n]) => n.startsWith('x-'))),
+    ).toEqual({
+      'x-client': 'c',
+      ...kept,
+    });
+    expect(lines).toEqual(
+      Object.keys(kept).length ? [] : [expect.stringContaining('broke the Headers it was given')],
+    );
+  });
+
   it('drops a connection header set by beforeRequest, so the call goes as without it', async () => {
     const sent: Record<string, string>[] = [];
     const client = new PetsClient({
