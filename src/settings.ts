@@ -384,7 +384,8 @@ function isLoopback(hostname: string): boolean {
     hostname === 'localhost' ||
     hostname.endsWith('.localhost') ||
     /^127(?:\.\d{1,3}){3}$/.test(hostname) ||
-    hostname === '[::1]'
+    hostname === '[::1]' ||
+    /^\[::ffff:7f[\da-f]{2}:[\da-f]{1,4}\]$/.test(hostname) // ::ffff:127.x.y.z, as URL writes it
   );
 }
 

@@ -54,6 +54,13 @@ describe('baseUrl checks', () => {
     expect(make({ baseUrl }).baseUrl).toBe(baseUrl.replace(':80/', '/'));
   });
 
+  it('accepts plain http to 127.0.0.1 written as an IPv4-mapped IPv6 address', () => {
+    expect(make({ baseUrl: 'http://[::ffff:127.0.0.1]:4010/v1' }).baseUrl).toBe(
+      'http://[::ffff:7f00:1]:4010/v1',
+    );
+    expect(() => make({ baseUrl: 'http://[::ffff:10.0.0.1]/v1' })).toThrow(/clear text/);
+  });
+
   it.each([
     ['plain http to a remote host', 'http://api.example.com/v1', /clear text/],
     ['a relative path outside a browser', '/v1', /Invalid baseUrl/],
