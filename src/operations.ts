@@ -2,7 +2,12 @@
 // Zod where those decline), and the table the client runs them from.
 import type { Client, Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from '../generated/schema.js';
-import { RequestValidationError, ResponseValidationError, type ValidationIssue } from './errors.js';
+import {
+  describeThrown,
+  RequestValidationError,
+  ResponseValidationError,
+  type ValidationIssue,
+} from './errors.js';
 import type { OperationName } from './observe.js';
 import { LIMIT, NEW_PET_FIELDS, PET_STATUSES } from './rules.js';
 import type { ErrorBody, Pet, PetStatus } from './types.js';
@@ -237,12 +242,19 @@ async function judge<N extends SchemaName>(
 ): Promise<
   Verdict<Output<N>> | { ok: false; issues: ValidationIssue[]; error: unknown; total?: number }
 > {
+  let loaded: Zod;
   try {
-    const loaded = await loadZod();
-    return input ? loaded.judgeInput(schema, value) : loaded.judgeOutput(schema, value);
+    loaded = await loadZod();
   } catch (error) {
     const message = `the validator that names the issues could not be loaded (${String(error)})`;
     return { ok: false, issues: [{ path: [], code: 'validator_unavailable', message }], error };
+  }
+  try {
+    return input ? loaded.judgeInput(schema, value) : loaded.judgeOutput(schema, value);
+  } catch (error) {
+    // A getter or a Proxy trap of the caller's value threw as it was read.
+    const message = `reading it threw ${describeThrown(error).slice(0, 200)}`;
+    return { ok: false, issues: [{ path: [], code: 'unreadable', message }], error };
   }
 }
 
@@ -254,7 +266,10 @@ function validate<N extends SchemaName>(
   input: boolean,
   fail: (issues: ValidationIssue[], cause: unknown, total?: number) => Error,
 ): Output<N> | Promise<Output<N>> {
-  const fast = check(value);
+  let fast: Output<N> | typeof REJECT = REJECT;
+  try {
+    fast = check(value);
+  } catch {}
   if (fast !== REJECT) return fast;
   return judge(input, schema, value).then((verdict) => {
     if (verdict.ok) return verdict.value;

@@ -39,6 +39,29 @@ describe('input validation', () => {
     expect((misplaced as Error).message).toMatch(/call options go in the second argument/);
   });
 
+  it('rejects input whose reading throws (a getter, a Proxy trap) without sending', async () => {
+    const { stub, client } = stubbed();
+    const boom = () => {
+      throw new Error('cannot read this');
+    };
+    const attempts = [
+      () => client.listPets(Object.defineProperty({}, 'limit', { get: boom, enumerable: true })),
+      () => client.createPet(new Proxy({ name: 'Rex', categoryId: 3 }, { ownKeys: boom })),
+      () => client.getPet(new Proxy({}, { ownKeys: boom }) as never),
+    ];
+    for (const attempt of attempts) {
+      const error = (await attempt().catch((e: unknown) => e)) as RequestValidationError;
+      expect(error).toBeInstanceOf(RequestValidationError);
+      expect(error.issues).toEqual([
+        { path: [], code: 'unreadable', message: 'reading it threw Error: cannot read this' },
+      ]);
+      expect(error.message).toMatch(
+        /; nothing was sent\. reading it threw Error: cannot read this\.$/,
+      );
+    }
+    expect(stub.received).toHaveLength(0);
+  });
+
   it('sends limit and status as query parameters', async () => {
     const { stub, client } = stubbed(json([]), json([]));
     await client.listPets({ limit: 100, status: 'sold' });
