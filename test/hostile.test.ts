@@ -693,19 +693,20 @@ describe('smaller ones', () => {
     expect(inspect(error, { depth: 5 })).not.toContain(API_KEY);
   });
 
-  it('rejects a call whose input has a getter that throws, sending nothing', async () => {
+  it('rejects a call whose input has a getter that throws the key, sending nothing', async () => {
     const stub = scriptedFetch().thenAlways(json([rex]));
     const params = Object.defineProperty({}, 'limit', {
       enumerable: true,
       get() {
-        throw new Error('boom');
+        throw new Error(`boom ${API_KEY}`);
       },
     });
     const error = (await clientWith(stub.fetch)
       .listPets(params)
-      .catch((e: unknown) => e)) as AnimalStoreError;
-    expect(error).toBeInstanceOf(AnimalStoreError);
-    expect(error.message).toMatch(/listPets failed: Error: boom/);
+      .catch((e: unknown) => e)) as RequestValidationError;
+    expect(error).toBeInstanceOf(RequestValidationError);
+    expect(error.message).toMatch(/reading it threw Error: boom \[redacted\]\.$/);
+    expect(JSON.stringify(error.issues)).not.toContain(API_KEY);
     expect(stub.received).toHaveLength(0);
   });
 
