@@ -408,6 +408,11 @@ function checkBaseUrl(baseUrl: string, where: string, settings: ClientSettings):
   // `localhost:4010/v1` parses with the protocol `localhost:`, `127.0.0.1:4010/v1` not at all.
   const host = /^([\w.-]+)(?::\d+)?(?:\/|$)/.exec(baseUrl)?.[1];
   const meant = host ? ` (did you mean ${isLoopback(host) ? 'http' : 'https'}://${baseUrl}?)` : '';
+  if (!baseUrl.trim()) {
+    fail(
+      `Invalid ${where} ${JSON.stringify(baseUrl)}: it is empty (from a variable set to ""?). Pass the address your account was given, such as 'https://api.example.com/v1', or leave ${where} out.`,
+    );
+  }
   let url: URL;
   try {
     const location = (globalThis as { location?: { href?: string } }).location?.href;

@@ -63,6 +63,7 @@ describe('baseUrl checks', () => {
 
   it.each([
     ['plain http to a remote host', 'http://api.example.com/v1', /clear text/],
+    ['an empty string', '', /Invalid baseUrl "": it is empty \(from a variable set to ""\?\)/],
     ['a relative path outside a browser', '/v1', /Invalid baseUrl/],
     ['another protocol', 'ftp://example.com/v1', /protocol/],
     ['credentials in the URL', 'https://user:pw@example.com/v1', /credentials/],
