@@ -117,12 +117,17 @@ import { root } from './pack.js';
  * 0.1 KiB for what a new user and a reading of Date found: a held call's
  * cause, the reset as said, a 429's Date that cannot shorten its wait, TLS
  * to a plain-HTTP server asking for http://, and rate-limit headers read in
- * one pass over the headers (27.35, 35.24, 34.76).
+ * one pass over the headers (27.35, 35.24, 34.76). Then 0.7 KiB for what an
+ * attack and a new user found, and a call's cost: an attempt's timer kept and
+ * restarted, a list of bad pets judged up to its first 100 issues, the
+ * caller's abort reason kept from the platform, spent windows kept past 1,000
+ * keys, a hook's broken Headers, input whose reading throws, an empty baseUrl
+ * and ::ffff:127.x.y.z (27.90, 35.91, 35.43).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 27.4 * 1024, total: 35.3 * 1024, plain: 34.8 * 1024 };
+export const BUDGET = { initial: 28 * 1024, total: 36 * 1024, plain: 35.5 * 1024 };
 
 export interface Size {
   minified: number;
