@@ -266,24 +266,23 @@ function attemptHeaders(
     headers,
   });
   // The client's own were checked when it was made; a call's, and a hook's, as they leave.
-  const read = (from: Headers) => {
-    const sent: Record<string, string> = {};
-    // As a Headers reads, whatever the hook did to the object's own methods.
-    Headers.prototype.forEach.call(from, (value, name) => {
-      const holds = ctx.redact.holds(name) || ctx.redact.holds(value);
-      const reserved = reservedHeader(name) ?? (holds ? 'it holds the API key' : undefined);
-      if (!reserved) sent[name] = value;
-      else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
-    });
-    return sent;
-  };
+  let pairs: [string, string][] = [];
   try {
-    return read(headers);
+    // As a Headers reads, whatever the hook did to the object's own methods.
+    Headers.prototype.forEach.call(headers, (value, name) => pairs.push([name, value]));
   } catch {
     const why = 'hooks.beforeRequest broke the Headers it was given (its prototype)';
     ctx.log.log('error', `${why}: the request leaves with the headers it had before the hook.`);
-    return read(new Headers(given));
+    pairs = Object.entries(given);
   }
+  const sent: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const holds = ctx.redact.holds(name) || ctx.redact.holds(value);
+    const reserved = reservedHeader(name) ?? (holds ? 'it holds the API key' : undefined);
+    if (!reserved) sent[name.toLowerCase()] = value;
+    else ctx.log.log('error', `Header ${JSON.stringify(name)} was left out: ${reserved}.`);
+  }
+  return sent;
 }
 
 /**
