@@ -122,12 +122,13 @@ import { root } from './pack.js';
  * restarted, a list of bad pets judged up to its first 100 issues, the
  * caller's abort reason kept from the platform, spent windows kept past 1,000
  * keys, a hook's broken Headers, input whose reading throws, an empty baseUrl
- * and ::ffff:127.x.y.z (27.90, 35.91, 35.43).
+ * and ::ffff:127.x.y.z, and timers kept only where they are the platform's own
+ * (27.93, 35.94, 35.46).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 28 * 1024, total: 36 * 1024, plain: 35.5 * 1024 };
+export const BUDGET = { initial: 28.1 * 1024, total: 36.1 * 1024, plain: 35.6 * 1024 };
 
 export interface Size {
   minified: number;
