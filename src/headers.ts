@@ -220,20 +220,20 @@ const triple = (prefix: string, unit: 'unix' | 'delta') => ({
 });
 const X_RATELIMIT = triple('X-RateLimit', 'unix');
 const DRAFT_06 = triple('RateLimit', 'delta');
+const RATELIMIT_NAMES = [...X_RATELIMIT.fields, ...DRAFT_06.fields, 'ratelimit', 'ratelimit-policy'];
 
 /**
  * The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's
  * `RateLimit-*` (limiters stacked in front of the service may each send another).
  */
 function stated(headers: Headers): Stated[] {
-  // One pass over the headers: most responses hold three of the seven names asked for, or none.
-  // (A fetch option's headers may give names as sent, not lower-cased.)
+  // Each asked for by name: walking a fresh response's headers sorts them first, 4 times the cost
+  // (6 µs a response on Node 20's fetch). A name sent more than once comes joined by ", ".
   const sent: Record<string, string | undefined> = {};
-  headers.forEach((value, name) => {
-    const lower = name.toLowerCase();
-    if (lower.includes('ratelimit'))
-      sent[lower] = lower in sent ? `${sent[lower]}, ${value}` : value;
-  });
+  for (const name of RATELIMIT_NAMES) {
+    const value = headers.get(name);
+    if (typeof value === 'string') sent[name] = value;
+  }
   let policy: Member[] | undefined;
   const policies = () => (policy ??= parseList(sent['ratelimit-policy'] ?? null) ?? []);
   const forms: Stated[] = [];
