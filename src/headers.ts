@@ -227,8 +227,8 @@ const RATELIMIT_NAMES = [...X_RATELIMIT.fields, ...DRAFT_06.fields, 'ratelimit',
  * `RateLimit-*` (limiters stacked in front of the service may each send another).
  */
 function stated(headers: Headers): Stated[] {
-  // Each asked for by name: walking a fresh response's headers sorts them first, 4 times the cost
-  // (6 µs a response on Node 20's fetch). A name sent more than once comes joined by ", ".
+  // Each asked for by name: walking a response's headers sorts them first (0.7 µs more a
+  // response on Node 20's fetch). A name sent more than once comes joined by ", ".
   const sent: Record<string, string | undefined> = {};
   for (const name of RATELIMIT_NAMES) {
     const value = headers.get(name);
