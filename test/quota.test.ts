@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bucketName } from '../src/auth.js';
 import {
   AnimalStoreError,
+  ConnectionError,
   MemoryQuotaStore,
   PetsClient,
   RateLimitError,
@@ -838,11 +839,50 @@ describe('a hostile or broken server or store', () => {
       );
     };
     const client = clientWith(fetch, { timeoutMs: 50, maxRetries: 0 });
-    const calls = Array.from({ length: 6 }, () => client.listPets().catch((e: unknown) => e));
-    await finish(calls);
+    // One call after another, each arriving in the cooldown the one before it began.
+    const calls = (async () => {
+      for (let i = 0; i < 6; i++) await client.listPets().catch((e: unknown) => e);
+    })();
+    await finish([calls]);
     // 50 ms each, then 100, 200, 400, 800, 1600 ms of cooldown between them.
     const gaps = sentAt.slice(1).map((at, i) => at - sentAt[i]!);
     expect(gaps).toEqual([150, 250, 450, 850, 1650]);
+  });
+
+  it('counts a request that got no response while a call waited as one of its attempts: an outage ends 10 calls as soon as one', async () => {
+    let sent = 0;
+    const refused = () => {
+      sent++;
+      return Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }));
+    };
+    const client = clientWith(refused);
+    const started = Date.now();
+    const results = await finish(Array.from({ length: 10 }, () => client.listPets()));
+    const errors = results.map((r) => (r.status === 'rejected' ? r.reason : r));
+    expect(errors.every((e) => e instanceof ConnectionError)).toBe(true);
+    // Three calls send their three attempts at most; the seven others are failed unsent, once
+    // three requests got no response while they waited (maxRetries: 2). One at a time, they
+    // sent 30 requests over 200 s.
+    const unsent = errors.filter((e) =>
+      /was not sent: while it waited its turn, 3 requests got no response \(the last: fetch failed \(ECONNREFUSED\)\)/.test(
+        (e as Error).message,
+      ),
+    );
+    expect(unsent.length).toBeGreaterThanOrEqual(7);
+    expect(sent).toBeLessThanOrEqual(9);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('keeps the calls it holds when the service answers before their attempts are spent', async () => {
+    let sent = 0;
+    const healing = () =>
+      ++sent <= 2
+        ? Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }))
+        : Promise.resolve(json([rex]));
+    const client = clientWith(healing);
+    const results = await finish(Array.from({ length: 10 }, () => client.listPets()));
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
+    expect(sent).toBe(12);
   });
 
   it('tells the store how long a lease may live: timeoutMs and a margin', async () => {

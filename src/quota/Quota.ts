@@ -129,6 +129,8 @@ export interface HoldRequest {
   readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
+  /** Told when another request got no response while it waited: the error once that spends its attempts. */
+  readonly unanswered: () => Error | undefined;
 }
 
 interface Waiter {
@@ -457,6 +459,17 @@ export class Quota {
     const told: [Waiter, number][] = [];
     for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
+      // A request that got no response while it waited (held for another reason: a probe in
+      // flight) counts as one of its attempts; a hold it found on arriving does not.
+      const spent =
+        reason === 'no-response' && waiter.reason !== undefined && waiter.reason !== reason
+          ? waiter.request.unanswered()
+          : undefined;
+      if (spent) {
+        line.waiters.splice(line.waiters.indexOf(waiter), 1);
+        waiter.reject(spent);
+        continue;
+      }
       waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
       const held = now - (waiter.untimedSince ?? now);
       const take = holdToTake(endless ? undefined : waitMs, held, maxRetryDelayMs);
