@@ -373,21 +373,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       throw failure;
     }
     const { status } = response;
-    span?.end(status);
-    if (timed) {
-      const durationMs = performance.now() - started;
-      ctx.log.log('debug', `${call.label} -> ${status} in ${Math.round(durationMs)} ms`);
-      if (seen) {
-        ctx.run('hooks.afterResponse', hooks.afterResponse, {
-          operation: call.operation.name,
-          attempt: call.attempts,
-          status,
-          // A copy: the hook must not change what the client reads next.
-          headers: ctx.redact.headers(response.headers, true),
-          durationMs,
-        });
-      }
-    }
+    // What the response says is recorded before anything else of it is read.
     const timing = readTiming(response.headers, status, Date.now(), sentAt, ctx.clock);
     const ok = status >= 200 && status < 300;
     const decision = ok
@@ -407,6 +393,19 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       cooldownMs: decision?.cooldownMs,
       ...(status === 429 && !timing.retryAfter && !timing.retryAfterTooFar && { guessed: true }),
     });
+    span?.end(status);
+    if (timed) {
+      const durationMs = performance.now() - started;
+      ctx.log.log('debug', `${call.label} -> ${status} in ${Math.round(durationMs)} ms`);
+      const info = { operation: call.operation.name, attempt: call.attempts, status, durationMs };
+      // A copy of the headers: the hook must not change what the client reads next.
+      ctx.run(
+        'hooks.afterResponse',
+        (given: typeof info) =>
+          hooks.afterResponse?.({ ...given, headers: ctx.redact.headers(response.headers, true) }),
+        info,
+      );
+    }
     ctx.saw(timing);
     if (ok) {
       let text: string;

@@ -376,18 +376,22 @@ export class Redactor {
     return value;
   }
 
-  /** `headers`, or (when one holds the secret, or `copy` asks) a copy without it in any value or name. */
+  /** `headers`, or (when one holds the secret, or `copy` asks) a copy without it in any value or name; none where they cannot be read. */
   headers(headers: Headers, copy = false): Headers {
-    let leaks = false;
-    headers.forEach((value, name) => {
-      if (this.holds(name) || this.holds(value)) leaks = true;
-    });
-    if (!leaks && !copy) return headers;
-    const clean = new Headers();
-    headers.forEach((value, name) => {
-      if (!this.holds(name)) clean.append(name, this.text(value));
-    });
-    return clean;
+    try {
+      let leaks = false;
+      headers.forEach((value, name) => {
+        if (this.holds(name) || this.holds(value)) leaks = true;
+      });
+      if (!leaks && !copy) return headers;
+      const clean = new Headers();
+      headers.forEach((value, name) => {
+        if (!this.holds(name)) clean.append(name, this.text(value));
+      });
+      return clean;
+    } catch {
+      return new Headers();
+    }
   }
 
   /** An error of the SDK's own, the secret taken out of its message, stack and cause (an option given the key, say). */

@@ -86,8 +86,7 @@ export function serviceClock() {
   let seen: string | null = null;
   let seenMs = Number.NaN;
   /** The service's time at local `nowMs`, at the earliest; the local clock while no `Date` is usable. */
-  const read = (headers: Headers, nowMs: number, tookMs: number, ignored: string[]): number => {
-    const date = headers.get('date');
+  const read = (date: string | null, nowMs: number, tookMs: number, ignored: string[]): number => {
     if (date !== seen) [seen, seenMs] = [date, httpDate(date)];
     const lead = nowMs - seenMs;
     let bound = kept + Math.max(0, nowMs - keptAt) / 100;
@@ -220,49 +219,42 @@ const triple = (prefix: string, unit: 'unix' | 'delta') => ({
 });
 const X_RATELIMIT = triple('X-RateLimit', 'unix');
 const DRAFT_06 = triple('RateLimit', 'delta');
-const RATELIMIT_NAMES = [...X_RATELIMIT.fields, ...DRAFT_06.fields, 'ratelimit', 'ratelimit-policy'];
 
 /**
  * The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's
  * `RateLimit-*` (limiters stacked in front of the service may each send another).
  */
-function stated(headers: Headers): Stated[] {
-  // Each asked for by name: walking a response's headers sorts them first (0.7 µs more a
-  // response on Node 20's fetch). A name sent more than once comes joined by ", ".
-  const sent: Record<string, string | undefined> = {};
-  for (const name of RATELIMIT_NAMES) {
-    const value = headers.get(name);
-    if (typeof value === 'string') sent[name] = value;
-  }
+function stated(sent: Fields): Stated[] {
   let policy: Member[] | undefined;
   const policies = () => (policy ??= parseList(sent['ratelimit-policy'] ?? null) ?? []);
-  const forms: Stated[] = [];
+  const forms: Stated[][] = [];
   const read = ({ unit, fields, name }: typeof X_RATELIMIT) => {
     const limit = sent[fields[0]!];
     const remaining = sent[fields[1]!];
     const reset = sent[fields[2]!];
     if (limit === undefined && remaining === undefined && reset === undefined) return;
     const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
-    forms.push(...triples({ name, limit, remaining, reset, unit, windowSec }));
+    forms.push(triples({ name, limit, remaining, reset, unit, windowSec }));
   };
   read(X_RATELIMIT);
   const raw = sent.ratelimit;
-  if (raw !== undefined) forms.push(...ietf(raw, policies()));
+  if (raw !== undefined) forms.push(ietf(raw, policies()));
   read(DRAFT_06);
-  return forms;
+  return forms.flat();
 }
 
-/** A header holding non-negative integers: one, or a list (`10, 10;w=1`); `pick` chooses. */
-function integers(raw: string | undefined, pick: (...values: number[]) => number) {
+/** A header holding non-negative integers: one, or a list (`10, 10;w=1`); `pick` chooses of two. */
+function integers(raw: string | undefined, pick: (a: number, b: number) => number) {
   if (raw === undefined) return undefined;
   if (/^\d{1,15}$/.test(raw)) return Number(raw);
-  const values: number[] = [];
+  let picked: number | undefined;
   for (const part of raw.split(',')) {
     const match = /^\s*(\d{1,15})\s*(?:;.*)?$/.exec(part);
     if (!match) return undefined;
-    values.push(Number(match[1]));
+    const value = Number(match[1]);
+    picked = picked === undefined ? value : pick(picked, value);
   }
-  return pick(...values);
+  return picked;
 }
 
 // A reset below 1e9 (2001-09-09) counts seconds until it; from 1e11 (year 5138) it is in milliseconds.
@@ -289,7 +281,7 @@ function check(
   tookMs: number,
 ): Read | undefined {
   const { name, unit } = said;
-  const limit = integers(said.limit, (...values) => values[0] ?? Number.NaN);
+  const limit = integers(said.limit, (first) => first);
   const saidRemaining = integers(said.remaining, Math.min);
   // Each reset read in the unit it plainly is in; of several (not as many of each field), the latest.
   let latest: { read: keyof typeof UNITS; atMs: number } | undefined;
@@ -355,12 +347,50 @@ export function readTiming(
   sentMs = nowMs,
   clock = serviceClock(),
 ): ResponseTiming {
+  // Headers that cannot be read (a fetch option's that throw, more fields than a stack holds)
+  // are as none: a 429 is still a 429.
+  try {
+    return timing(fieldsOf(headers), status, nowMs, sentMs, clock);
+  } catch {
+    return {
+      rateLimit: undefined,
+      window: undefined,
+      reading: undefined,
+      unusable: 'the response headers could not be read',
+      retryAfter: undefined,
+      ignored: [],
+      retryAfterTooFar: false,
+    };
+  }
+}
+
+/** The fields read here, names lower-cased (a fetch option's may keep them as sent), values as text; one sent more than once joined by ", ". */
+type Fields = Record<string, string | undefined>;
+
+function fieldsOf(headers: Headers): Fields {
+  const sent: Fields = {};
+  headers.forEach((value, name) => {
+    const lower = String(name).toLowerCase();
+    if (lower.includes('ratelimit') || lower === 'retry-after' || lower === 'date') {
+      sent[lower] = lower in sent ? `${sent[lower]}, ${value}` : String(value);
+    }
+  });
+  return sent;
+}
+
+function timing(
+  sent: Fields,
+  status: number,
+  nowMs: number,
+  sentMs: number,
+  clock: ReturnType<typeof serviceClock>,
+): ResponseTiming {
   const ignored: string[] = [];
-  const server = clock(headers, nowMs, nowMs - sentMs, ignored);
+  const server = clock(sent.date ?? null, nowMs, nowMs - sentMs, ignored);
   const problems: string[] = [];
   let found: Read | undefined;
   // Of every budget stated, the one with least left binds; of as little left, the one that resets last.
-  for (const said of stated(headers)) {
+  for (const said of stated(sent)) {
     const read = check(said, server, nowMs, problems, nowMs - sentMs);
     const [a, b] = [read?.window, found?.window];
     if (a && (!b || (a.remaining - b.remaining || b.resetInMs - a.resetInMs) < 0)) found = read;
@@ -368,7 +398,7 @@ export function readTiming(
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
   if (status === 429) {
-    const raw = headers.get('retry-after');
+    const raw = sent['retry-after'] ?? null;
     // An HTTP-date against the service's clock as read before this answer too: a `Date` that runs
     // ahead of the others cannot shorten the wait.
     const ms = parseRetryAfter(raw, clock.earliest);
@@ -381,7 +411,7 @@ export function readTiming(
       // A 429 is itself the budget spent: a reset sent without the rest of its form is its wait.
       const alone = found
         ? []
-        : stated(headers).map(
+        : stated(sent).map(
             (said) =>
               check(
                 { ...said, limit: said.limit ?? '0', remaining: said.remaining ?? '0' },
@@ -391,7 +421,8 @@ export function readTiming(
                 nowMs - sentMs,
               )?.window.resetInMs ?? 0,
           );
-      const untilReset = found?.window.resetInMs ?? (Math.max(0, ...alone) || undefined);
+      const untilReset =
+        found?.window.resetInMs ?? (alone.reduce((a, b) => Math.max(a, b), 0) || undefined);
       if (untilReset !== undefined) retryAfter = { ms: untilReset, source: 'rate-limit-reset' };
     }
   }
