@@ -127,13 +127,23 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
         { cause: this.ctx.lostCause },
       );
     }
-    return new RateLimitError(`${this.operation.name} was not sent: ${HOLDS[reason]}${when}`, {
-      status: 429,
-      code: 'rate_limit_hold',
-      headers: new Headers(),
-      rateLimit: this.ctx.rateLimit,
-      retryAfterMs: waitMs,
-    });
+    // Nothing came back: a first request slower than the hold allows, or a store that is down.
+    const unknown =
+      reason !== 'budget-unknown'
+        ? ''
+        : this.ctx.quota.remote
+          ? ' If the quota store is down (a RedisQuotaStore logs an error line when it loses Redis), check it; if the service is slow, raise maxRetryDelayMs.'
+          : ' The service is slower to answer than that: raise maxRetryDelayMs.';
+    return new RateLimitError(
+      `${this.operation.name} was not sent: ${HOLDS[reason]}${when}${unknown}`,
+      {
+        status: 429,
+        code: 'rate_limit_hold',
+        headers: new Headers(),
+        rateLimit: this.ctx.rateLimit,
+        retryAfterMs: waitMs,
+      },
+    );
   }
 }
 

@@ -206,7 +206,7 @@ const RECHECK_MS = 100; // how often a held request asks again, without a store'
 export class Quota {
   #bucket: string | Promise<string>;
   /** Any store but the shipped in-memory one: answers bounded by timeoutMs. */
-  readonly #remote: boolean;
+  readonly remote: boolean;
   /** 429s kept in `cooldowns`, for every client of the key in the process but those of a `MemoryQuotaStore` made for them. */
   readonly #shared: boolean;
   #silent = 0; // requests in a row without a response
@@ -223,8 +223,8 @@ export class Quota {
     private readonly redact: Redactor,
   ) {
     this.#bucket = bucket;
-    this.#remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
-    this.#shared = this.#remote || store === defaultQuotaStore();
+    this.remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
+    this.#shared = this.remote || store === defaultQuotaStore();
     if (this.#shared) threads ??= shared('quota-threads', () => threadsOf(cooldowns));
     if (typeof bucket !== 'string') {
       bucket.then(
@@ -295,7 +295,7 @@ export class Quota {
     const until = (this.#shared && cooldowns.get(bucket)) || 0;
     if (until > Date.now()) return { reason: 'cooldown', waitMs: until - Date.now() };
     const answer = this.#admit(bucket, waiters[0]!.request.timeoutMs);
-    if (!this.#remote) return answer;
+    if (!this.remote) return answer;
     return inLine(answer, line, (lease) => this.release(lease));
   }
 
@@ -347,7 +347,7 @@ export class Quota {
       // A store's throw, or its rejection, goes to onError below.
       const recorded = this.store.observe(bucket, lease, observation);
       const why = `the store did not record the response within timeoutMs (${timeoutMs} ms)`;
-      await (this.#remote ? within(recorded, timeoutMs, () => new Error(why)) : recorded);
+      await (this.remote ? within(recorded, timeoutMs, () => new Error(why)) : recorded);
     } catch (error) {
       this.onError(error, 'record a response');
     }
