@@ -400,6 +400,23 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('key 999')).toHaveProperty('lease');
   });
 
+  it('keeps the cooldown of every bucket past 10,000, and lets each go once it ends', async () => {
+    const { store, advance } = storeAt();
+    const cool = async (name: string) => {
+      const admission = await store.admit(name);
+      if (!('lease' in admission)) throw new Error(`held: ${admission.reason}`);
+      await store.observe(name, admission.lease, { status: 429, cooldownMs: 60_000 });
+    };
+    await cool('first');
+    advance(1000);
+    for (let i = 0; i < 12_000; i++) await cool(`key ${i}`);
+    expect(await store.admit('first')).toEqual({ reason: 'cooldown', waitMs: 59_000 });
+    expect(await store.admit('key 5000')).toEqual({ reason: 'cooldown', waitMs: 60_000 });
+    advance(60_000);
+    expect(await store.admit('first')).toHaveProperty('lease');
+    expect(await store.admit('key 5000')).toHaveProperty('lease');
+  });
+
   it('forgets no spent window for other buckets, up to 10,000 buckets', async () => {
     const { store } = storeAt();
     const spend = async (name: string) => {

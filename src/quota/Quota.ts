@@ -4,7 +4,7 @@ import { AnimalStoreError, describeThrown, type Redactor } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
-import { admitNow, MemoryQuotaStore } from './MemoryQuotaStore.js';
+import { admitNow, forgetEnded, MemoryQuotaStore } from './MemoryQuotaStore.js';
 import { inLine, within } from './remote.js';
 import {
   type Admission,
@@ -340,7 +340,7 @@ export class Quota {
       if (this.#shared && status === 429 && cooldownMs > 0) {
         const all = cooldowns;
         const now = Date.now();
-        for (const [name, until] of all) if (until <= now) all.delete(name);
+        forgetEnded(all, now);
         all.set(bucket, Math.max(now + Math.min(cooldownMs, HORIZON_MS), all.get(bucket) ?? 0));
         if (threads?.peers) threads.tell(bucket, all.get(bucket) ?? now);
       }

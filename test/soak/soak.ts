@@ -15,7 +15,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { AnimalStoreError, PetsClient } from '../../src/index.js';
+import { AnimalStoreError, MemoryQuotaStore, PetsClient } from '../../src/index.js';
 import { createMockService } from '../../src/mock/index.js';
 import { send, toRequest } from '../../src/mock/server.js';
 
@@ -189,7 +189,31 @@ peakRss = Math.max(peakRss, process.memoryUsage().rss);
 server.close();
 server.closeAllConnections();
 const growth = (after - before) / before;
+
+// Many keys in a cooldown at once (a proxy for many tenants, each answered 429 for an hour): every
+// one is kept, in little memory.
+const COOLING_KEYS = 20_000;
+const cooling = new MemoryQuotaStore();
+gc?.();
+const coolingBefore = process.memoryUsage().heapUsed;
+for (let i = 0; i < COOLING_KEYS; i++) {
+  const admission = await cooling.admit(`tenant-${i}`);
+  if ('lease' in admission) {
+    await cooling.observe(`tenant-${i}`, admission.lease, { status: 429, cooldownMs: 3_600_000 });
+  }
+}
+gc?.();
+const perKey = (process.memoryUsage().heapUsed - coolingBefore) / COOLING_KEYS;
+let held = 0;
+for (let i = 0; i < COOLING_KEYS; i += 97) {
+  const admission = await cooling.admit(`tenant-${i}`);
+  if ('reason' in admission && admission.reason === 'cooldown') held++;
+}
 const checks: [string, boolean][] = [
+  [
+    `${COOLING_KEYS} keys in an hour's cooldown: each still held (${held} of ${Math.ceil(COOLING_KEYS / 97)} asked), ${perKey.toFixed(0)} bytes a key${gc ? ' (at most 400)' : ', no --expose-gc: not checked'}`,
+    held === Math.ceil(COOLING_KEYS / 97) && (!gc || perKey <= 400),
+  ],
   [
     `every call ended: ${soakOutcomes.ok} values + ${soakOutcomes.typed} typed errors of ${CALLS}`,
     soakOutcomes.ok + soakOutcomes.typed === CALLS && soakOutcomes.other === 0,
