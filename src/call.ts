@@ -109,9 +109,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     if (attempts + missed <= maxRetries) return undefined;
     const lost = this.ctx.lostCause;
     const why = lost instanceof Error ? this.ctx.redact.text(describeFailure(lost)) : 'no response';
-    const own = attempts ? `its own ${attempts}` : 'none of its own';
     return new ConnectionError(
-      `${this.operation.name} was not sent: while it waited its turn, ${missed} request${missed > 1 ? 's' : ''} got no response (the last: ${why.replace(/\.+$/, '')}); each counts as one of its attempts, and with ${own} that spends maxRetries (${maxRetries}). Check the network and baseUrl, or call again once the service answers.`,
+      `${this.operation.name} was not sent: while it waited its turn, ${missed} request${missed > 1 ? 's' : ''} got no response (the last: ${why.replace(/\.+$/, '')}), and with its own ${attempts} that spends maxRetries (${maxRetries}). Check the network and baseUrl.`,
       { cause: lost },
     );
   }
@@ -132,8 +131,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
       reason !== 'budget-unknown'
         ? ''
         : this.ctx.quota.remote
-          ? ' If the quota store is down (a RedisQuotaStore logs an error line when it loses Redis), check it; if the service is slow, raise maxRetryDelayMs.'
-          : ' The service is slower to answer than that: raise maxRetryDelayMs.';
+          ? ' Check the quota store (a RedisQuotaStore logs losing Redis), or raise maxRetryDelayMs.'
+          : ' The service is slower than that: raise maxRetryDelayMs.';
     return new RateLimitError(
       `${this.operation.name} was not sent: ${HOLDS[reason]}${when}${unknown}`,
       {
