@@ -1,6 +1,7 @@
 // One call: check the input → attempts under p-retry (see `attempt`) → check the output.
 import pRetry from 'p-retry';
 import type { CallContext } from './client.js';
+import { PLACEHOLDER_ADVICE, placeholderHost } from './environments.js';
 import {
   AnimalStoreError,
   ConnectionError,
@@ -15,7 +16,7 @@ import type { ResponseInfo, RetryInfo, WithResponse } from './observe.js';
 import { type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
 import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
-import type { HoldReason, Observation } from './quota/store.js';
+import { HOLDS, type HoldReason, type Observation } from './quota/store.js';
 import { readCallOptions, reservedHeader } from './settings.js';
 import { sleep, untilAborted } from './timers.js';
 import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
@@ -30,18 +31,6 @@ import {
   tooLarge,
 } from './transport.js';
 import type { Output, SchemaName } from './validation/verdict.js';
-
-const HOLDS: Record<HoldReason, string> = {
-  cooldown: 'the service answered 429 Too Many Requests, and every caller of this key waits',
-  'no-response':
-    'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
-  'budget-exhausted':
-    "no requests remain in the rate-limit window until it ends (by the service's headers, or by the client's own count where they say nothing or a quota store lost count)",
-  'budget-in-flight':
-    "the requests left in the rate-limit window (by the service's headers, or by the client's own count where they say nothing) are all in flight",
-  'budget-unknown':
-    'the budget is unknown until the response to the first request arrives (or the quota store answers)',
-};
 
 type Answer = Omit<ResponseInfo, 'attempts'> & { readonly body: unknown };
 
@@ -472,11 +461,6 @@ const situation = (ctx: CallContext, call: Call, lease = '') => ({
   strikes: ctx.quota.strikes(lease),
   maxRetryDelayMs: ctx.settings.maxRetryDelayMs,
 });
-
-// `.example` is reserved (RFC 2606): the built-in hosts are placeholders until real ones are named.
-const placeholderHost = (baseUrl: string) => /\.example\.?$/i.test(new URL(baseUrl).hostname);
-const PLACEHOLDER_ADVICE =
-  'This host is a placeholder: pass baseUrl with the address your account was given (or set ANIMAL_STORE_BASE_URL, and neither baseUrl nor environment).';
 
 /** The error for an attempt without a response, or whose body broke off (`status`); decided on the call. */
 function noResponse(

@@ -5,7 +5,8 @@ import { type RateLimitInfo, type ResponseTiming, serviceClock } from './headers
 import type { RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
-import { defaultQuotaStore, Quota, shared } from './quota/Quota.js';
+import { defaultQuotaStore, shared } from './quota/MemoryQuotaStore.js';
+import { Quota } from './quota/Quota.js';
 import {
   type ClientSettings,
   checkClientOptions,

@@ -19,3 +19,9 @@ export const environments: Readonly<{ production: string; staging: string }> = O
 
 /** Name of an environment in {@link environments}. */
 export type Environment = keyof typeof environments;
+
+// `.example` is reserved (RFC 2606): the built-in hosts are placeholders until real ones are named.
+export const placeholderHost = (baseUrl: string) =>
+  /\.example\.?$/i.test(new URL(baseUrl).hostname);
+export const PLACEHOLDER_ADVICE =
+  'This host is a placeholder: pass baseUrl with the address your account was given (or set ANIMAL_STORE_BASE_URL, and neither baseUrl nor environment).';

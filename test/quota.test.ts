@@ -12,7 +12,7 @@ import {
   ServerError,
   TimeoutError,
 } from '../src/index.js';
-import { defaultQuotaStore } from '../src/quota/Quota.js';
+import { defaultQuotaStore } from '../src/quota/MemoryQuotaStore.js';
 import type { AdmitRequest, Observation, QuotaStore } from '../src/quota/store.js';
 import { limits, seconds, settle, today, useFakeTime } from './helpers/fake-time.js';
 import { recordingLogger } from './helpers/logger.js';

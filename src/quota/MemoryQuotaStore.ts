@@ -359,6 +359,18 @@ export class MemoryQuotaStore implements QuotaStore {
   }
 }
 
+/** One value per process, shared through globalThis by the ESM and CommonJS builds (one budget per key). */
+export function shared<T>(name: string, make: () => T): T {
+  const all = globalThis as { [key: symbol]: unknown };
+  const key = Symbol.for(`@animal-store/sdk/${name}@1`);
+  all[key] ??= make();
+  return all[key] as T;
+}
+
+/** The process-wide in-memory store: the default of every client. */
+export const defaultQuotaStore = (): QuotaStore =>
+  shared('quota-store', () => new MemoryQuotaStore());
+
 /** Deletes ended entries (an end by key) of the 32 least recently looked at, looking at them last next time. */
 export function forgetEnded(ends: Map<string, number>, now: number): void {
   let looked = 0;

@@ -4,11 +4,18 @@ import { AnimalStoreError, describeThrown, type Redactor } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
-import { admitNow, forgetEnded, MemoryQuotaStore } from './MemoryQuotaStore.js';
+import {
+  admitNow,
+  defaultQuotaStore,
+  forgetEnded,
+  MemoryQuotaStore,
+  shared,
+} from './MemoryQuotaStore.js';
+
 import { inLine, within } from './remote.js';
 import {
   type Admission,
-  HOLD_REASONS,
+  HOLDS,
   type HoldReason,
   type Observation,
   type QuotaStore,
@@ -156,18 +163,6 @@ interface Line {
   changes: number; // signalled by the store: one while it was asked is not lost
 }
 
-/** One value per process, shared through globalThis by the ESM and CommonJS builds (one budget per key). */
-export function shared<T>(name: string, make: () => T): T {
-  const all = globalThis as { [key: symbol]: unknown };
-  const key = Symbol.for(`@animal-store/sdk/${name}@1`);
-  all[key] ??= make();
-  return all[key] as T;
-}
-
-/** The process-wide in-memory store: the default of every client. */
-export const defaultQuotaStore = (): QuotaStore =>
-  shared('quota-store', () => new MemoryQuotaStore());
-
 const byStore = shared('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
 
 function linesOf(store: QuotaStore): Map<string, Line> {
@@ -186,7 +181,7 @@ function checked(admission: Admission): Admission {
   if (typeof lease === 'string' && lease !== '') {
     return { lease, strikes: Number.isSafeInteger(strikes) ? Math.max(0, strikes as number) : 0 };
   }
-  if (!HOLD_REASONS.includes(reason as HoldReason)) waitMs = -1;
+  if (!Object.hasOwn(HOLDS, reason as string)) waitMs = -1;
   if (waitMs === undefined) return { reason: reason as HoldReason };
   if (typeof waitMs === 'number' && waitMs >= 0)
     return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };

@@ -17,14 +17,18 @@ export type HoldReason =
   /** The budget is unknown (no response yet, or the window reset): one request goes first. */
   | 'budget-unknown';
 
-/** Every {@link HoldReason}. @internal */
-export const HOLD_REASONS: readonly HoldReason[] = [
-  'cooldown',
-  'no-response',
-  'budget-exhausted',
-  'budget-in-flight',
-  'budget-unknown',
-];
+/** Every {@link HoldReason}, as messages say it. @internal */
+export const HOLDS: Readonly<Record<HoldReason, string>> = {
+  cooldown: 'the service answered 429 Too Many Requests, and every caller of this key waits',
+  'no-response':
+    'the last requests got no response, and the key waits a little before the next (100 ms, doubling up to 8 s)',
+  'budget-exhausted':
+    "no requests remain in the rate-limit window until it ends (by the service's headers, or by the client's own count where they say nothing or a quota store lost count)",
+  'budget-in-flight':
+    "the requests left in the rate-limit window (by the service's headers, or by the client's own count where they say nothing) are all in flight",
+  'budget-unknown':
+    'the budget is unknown until the response to the first request arrives (or the quota store answers)',
+};
 
 /** A store's answer to {@link QuotaStore.admit}. */
 export type Admission =
