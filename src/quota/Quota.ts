@@ -454,10 +454,10 @@ export class Quota {
     const told: [Waiter, number][] = [];
     for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
-      // A request that got no response while it waited (held for another reason: a probe in
-      // flight) counts as one of its attempts; a hold it found on arriving does not.
+      // The request sent first while the budget was unknown went instead of this one: no response
+      // to it counts as one of this one's attempts (others' failures beside a known budget do not).
       const spent =
-        reason === 'no-response' && waiter.reason !== undefined && waiter.reason !== reason
+        reason === 'no-response' && waiter.reason === 'budget-unknown'
           ? waiter.request.unanswered()
           : undefined;
       if (spent) {
