@@ -227,20 +227,23 @@ const DRAFT_06 = triple('RateLimit', 'delta');
 function stated(sent: Fields): Stated[] {
   let policy: Member[] | undefined;
   const policies = () => (policy ??= parseList(sent['ratelimit-policy'] ?? null) ?? []);
-  const forms: Stated[][] = [];
+  const forms: Stated[] = [];
+  const add = (each: Stated[]) => {
+    for (const form of each) forms.push(form);
+  };
   const read = ({ unit, fields, name }: typeof X_RATELIMIT) => {
     const limit = sent[fields[0]!];
     const remaining = sent[fields[1]!];
     const reset = sent[fields[2]!];
     if (limit === undefined && remaining === undefined && reset === undefined) return;
     const windowSec = unit === 'delta' ? Number(integer(policies()[0]?.params.get('w')) ?? 0) : 0;
-    forms.push(triples({ name, limit, remaining, reset, unit, windowSec }));
+    add(triples({ name, limit, remaining, reset, unit, windowSec }));
   };
   read(X_RATELIMIT);
   const raw = sent.ratelimit;
-  if (raw !== undefined) forms.push(ietf(raw, policies()));
+  if (raw !== undefined) add(ietf(raw, policies()));
   read(DRAFT_06);
-  return forms.flat();
+  return forms;
 }
 
 /** A header holding non-negative integers: one, or a list (`10, 10;w=1`); `pick` chooses of two. */
