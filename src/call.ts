@@ -43,7 +43,6 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   decision: Decision | undefined; // on the last failed attempt
   lapsedSince: number | undefined; // when a lease of this call first lapsed before it was used
   told: number | undefined; // the wait after a 429 told already, which the cooldown's hold repeats
-  missed = 0; // requests of others that got no response while this call waited its turn
 
   constructor(
     readonly ctx: CallContext,
@@ -90,18 +89,6 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
       this.ctx.log.log('info', `${who} held ${how} before sending: ${HOLDS[reason]}.`);
     }
     this.notify({ operation: name, attempt: this.attempts, delayMs, reason });
-  }
-
-  unanswered(): Error | undefined {
-    this.missed++;
-    const { attempts, missed, maxRetries } = this;
-    if (attempts + missed <= maxRetries) return undefined;
-    const lost = this.ctx.lostCause;
-    const why = lost instanceof Error ? this.ctx.redact.text(describeFailure(lost)) : 'no response';
-    return new ConnectionError(
-      `${this.operation.name} was not sent: while it waited its turn, ${missed} request${missed > 1 ? 's' : ''} got no response (the last: ${why.replace(/\.+$/, '')}), and with its own ${attempts} that spends maxRetries (${maxRetries}). Check the network and baseUrl.`,
-      { cause: lost },
-    );
   }
 
   tooLong(reason: HoldReason, waitMs: number | undefined): Error {

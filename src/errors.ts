@@ -376,17 +376,23 @@ export class Redactor {
     return value;
   }
 
-  /** `headers`, or (when one holds the secret, or `copy` asks) a copy without it in any value or name; none where they cannot be read. */
+  /**
+   * `headers`, or (when one holds the secret, `copy` asks, or they are not the platform's) a
+   * `Headers` of their text without it in any value or name; none where they cannot be read.
+   */
   headers(headers: Headers, copy = false): Headers {
     try {
-      let leaks = false;
-      headers.forEach((value, name) => {
-        if (this.holds(name) || this.holds(value)) leaks = true;
-      });
-      if (!leaks && !copy) return headers;
+      if (!copy && headers instanceof Headers) {
+        let leaks = false;
+        headers.forEach((value, name) => {
+          if (this.holds(name) || this.holds(value)) leaks = true;
+        });
+        if (!leaks) return headers;
+      }
       const clean = new Headers();
       headers.forEach((value, name) => {
-        if (!this.holds(name)) clean.append(name, this.text(value));
+        const [text, said] = [String(name), String(value)];
+        if (!this.holds(text)) clean.append(text, this.text(said));
       });
       return clean;
     } catch {

@@ -220,10 +220,7 @@ const triple = (prefix: string, unit: 'unix' | 'delta') => ({
 const X_RATELIMIT = triple('X-RateLimit', 'unix');
 const DRAFT_06 = triple('RateLimit', 'delta');
 
-/**
- * The forms a response states its budget in: `X-RateLimit-*`, `RateLimit`, draft-06's
- * `RateLimit-*` (limiters stacked in front of the service may each send another).
- */
+/** The forms a response states its budget in (stacked limiters may each send another). */
 function stated(sent: Fields): Stated[] {
   let policy: Member[] | undefined;
   const policies = () => (policy ??= parseList(sent['ratelimit-policy'] ?? null) ?? []);

@@ -302,14 +302,22 @@ export class Transport {
 
   /** Reads the body as text within the time limit; past `maxBytes` decoded, {@link BodyTooLarge}. */
   async read(exchange: Exchange, response: Response, maxBytes: number): Promise<string> {
-    const { headers } = response;
-    const encoding = headers.get('content-encoding');
+    // Another fetch's headers may throw, or give what is no text: read as absent.
+    const header = (name: string) => {
+      try {
+        const value = response.headers.get(name);
+        return typeof value === 'string' ? value : null;
+      } catch {
+        return null;
+      }
+    };
+    const encoding = header('content-encoding');
     if (encoding !== null && /deflate/i.test(encoding)) {
       response.body?.cancel().catch(() => undefined);
       const why = 'the body was not read: it is deflate-encoded, which the client did not ask for';
       throw new BodyTooLarge(maxBytes, why);
     }
-    const length = headers.get('content-length');
+    const length = header('content-length');
     // Only the platform's fetch is held to a stated length (uncompressed); another could lie.
     if (exchange.platform && length !== null && Number(length) <= maxBytes && encoding === null) {
       return exchange.race(response.text());

@@ -987,6 +987,61 @@ describe('headers that cannot be read are as none: a 429 is still a 429, a 2xx s
     expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(500);
   });
 
+  it('resolves a 201 whose headers throw when asked for one by name', async () => {
+    const text = JSON.stringify(rex);
+    const headers = {
+      get() {
+        throw new Error('get');
+      },
+      forEach() {},
+    };
+    const fetch = async () => ({
+      status: 201,
+      statusText: '',
+      headers,
+      body: null,
+      text: async () => text,
+    });
+    let sent = 0;
+    const counting = async () => {
+      sent++;
+      return fetch();
+    };
+    await expect(
+      clientWith(counting as never).createPet({ name: 'Rex', categoryId: 3 }),
+    ).resolves.toEqual(rex);
+    expect(sent).toBe(1);
+  });
+
+  it("keeps the key out of a fetch option's headers whose values are no text", async () => {
+    const key = 'sk_live_0123456789abcdef';
+    const said = new Map<string, unknown>([
+      ['content-type', ['application/json']],
+      ['x-echo', ['Bearer', key]],
+      ['x-object', { key }],
+    ]);
+    const headers = {
+      get: (name: string) => said.get(name) ?? null,
+      forEach: (each: (value: unknown, name: string) => void) => said.forEach(each),
+    };
+    const body = JSON.stringify({ code: 'bad', message: 'bad', status: 400 });
+    const fetch = async () => ({
+      status: 400,
+      statusText: '',
+      headers,
+      body: null,
+      text: async () => body,
+    });
+    const error = (await clientWith(fetch as never, { apiKey: key, maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e)) as ApiError;
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.headers).toBeInstanceOf(Headers);
+    expect(error.headers.get('x-echo')).toBe('Bearer,[redacted]');
+    expect(inspect(error, { depth: 10 })).not.toContain(key);
+    expect(JSON.stringify(error)).not.toContain(key);
+  });
+
   it("reads a fetch option's headers that keep names as sent and match them case by case", async () => {
     let sent = 0;
     const said: Record<string, string> = {

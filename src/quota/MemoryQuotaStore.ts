@@ -165,8 +165,6 @@ export let admitNow: (store: MemoryQuotaStore, name: string) => Admission;
  */
 export class MemoryQuotaStore implements QuotaStore {
   readonly #buckets = new Map<string, Bucket>();
-  /** The cooldowns of buckets forgotten while in one: a 429 is never forgotten, but kept small. */
-  readonly #cooling = new Map<string, number>();
   readonly #now: () => number;
   #leases = 0;
 
@@ -184,7 +182,7 @@ export class MemoryQuotaStore implements QuotaStore {
       inFlight: new Set(),
       probe: undefined,
       known: false,
-      cooldownUntil: this.#cooling.get(name) ?? 0,
+      cooldownUntil: 0,
       quietUntil: 0,
       learnt: newLearnt(),
       span: 0,
@@ -194,7 +192,6 @@ export class MemoryQuotaStore implements QuotaStore {
     };
     this.#buckets.delete(name);
     this.#buckets.set(name, bucket);
-    this.#cooling.delete(name);
     return bucket;
   }
 
@@ -332,11 +329,10 @@ export class MemoryQuotaStore implements QuotaStore {
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
     // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle
-    // of the 32 least recent whose windows are not spent (past ten times as many, any idle one);
-    // one in a cooldown leaves only its end (some 150 bytes, for a day at most).
-    const busy = (one: Bucket) =>
-      one.inFlight.size + one.listeners.size > 0 || one.quietUntil > now;
-    const idle = (one: Bucket) => !busy(one) && one.cooldownUntil <= now;
+    // of the 32 least recent whose windows are not spent (past ten times as many, any idle one).
+    const idle = (one: Bucket) =>
+      one.inFlight.size + one.listeners.size === 0 &&
+      Math.max(one.cooldownUntil, one.quietUntil) <= now;
     if (idle(bucket) && bucket.windows.size + +bucket.known + +bucket.strict === 0)
       this.#buckets.delete(name);
     const spent = (one: Bucket) =>
@@ -344,12 +340,9 @@ export class MemoryQuotaStore implements QuotaStore {
     let looked = 0;
     for (const [other, one] of this.#buckets) {
       if (this.#buckets.size <= MAX_BUCKETS || looked++ === 32) break;
-      if (busy(one)) continue;
-      if (one.cooldownUntil > now) this.#cooling.set(other, one.cooldownUntil);
-      else if (this.#buckets.size <= 10 * MAX_BUCKETS && spent(one)) continue;
-      this.#buckets.delete(other);
+      if (idle(one) && (this.#buckets.size > 10 * MAX_BUCKETS || !spent(one)))
+        this.#buckets.delete(other);
     }
-    forgetEnded(this.#cooling, now);
   }
 
   watch(name: string, listener: () => void): () => void {

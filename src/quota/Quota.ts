@@ -136,8 +136,6 @@ export interface HoldRequest {
   readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
-  /** Told when another request got no response while it waited: the error once that spends its attempts. */
-  readonly unanswered: () => Error | undefined;
 }
 
 interface Waiter {
@@ -454,17 +452,6 @@ export class Quota {
     const told: [Waiter, number][] = [];
     for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
-      // The request sent first while the budget was unknown went instead of this one: no response
-      // to it counts as one of this one's attempts (others' failures beside a known budget do not).
-      const spent =
-        reason === 'no-response' && waiter.reason === 'budget-unknown'
-          ? waiter.request.unanswered()
-          : undefined;
-      if (spent) {
-        line.waiters.splice(line.waiters.indexOf(waiter), 1);
-        waiter.reject(spent);
-        continue;
-      }
       waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
       const held = now - (waiter.untimedSince ?? now);
       const take = holdToTake(endless ? undefined : waitMs, held, maxRetryDelayMs);

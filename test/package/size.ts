@@ -123,11 +123,10 @@ import { root } from './pack.js';
  * caller's abort reason kept from the platform, spent windows kept past 1,000
  * keys, a hook's broken Headers, input whose reading throws, an empty baseUrl
  * and ::ffff:127.x.y.z, and timers kept only where they are the platform's own
- * (27.93, 35.94, 35.46). Then 0.4 KiB for what a further attack and new
- * user found: an outage's held calls failed once the requests sent while
- * they waited spent their attempts, headers that cannot be read taken as
- * none, an unknown budget's hold saying what to do, and many keys' cooldowns
- * kept in little memory (28.37, 36.37, 35.88).
+ * (27.93, 35.94, 35.46). Then 0.3 KiB for what a further attack and new
+ * user found: headers that cannot be read (or that are no text) taken as
+ * none, and copied as text without the key; an unknown budget's hold saying
+ * what to do (28.21, 36.22, 35.72).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
