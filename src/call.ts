@@ -72,6 +72,19 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}${attempt}`;
   }
 
+  get resend(): boolean {
+    return this.operation.resend;
+  }
+
+  outage(lost: number, cause: unknown): Error {
+    const again = this.attempts ? ` again after attempt ${this.attempts}` : '';
+    const requests = lost > 1 ? `${lost} requests in a row` : 'a request';
+    return new ConnectionError(
+      `${this.operation.name} was not sent${again}: ${requests} for this key got no response while it waited its turn, as many as it would have sent itself. Check the network and baseUrl.`,
+      { cause },
+    );
+  }
+
   notify(info: RetryInfo): void {
     this.ctx.notify(info);
     this.trace?.wait(info);
@@ -294,9 +307,10 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   call.told = undefined;
   // Every way out of the attempt ends the lease: one left open would hold the key's budget.
   let ended = false;
-  const observe = (observation: Observation) => {
+  const observe = (observation: Observation, cause?: unknown) => {
     ended = true;
-    return ctx.quota.observe(lease, observation, call.timeoutMs, call.signal?.aborted === true);
+    const { timeoutMs, signal } = call;
+    return ctx.quota.observe(lease, observation, timeoutMs, signal?.aborted === true, cause);
   };
   let exchange: Exchange;
   try {
@@ -347,7 +361,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       // No response: the request may still have reached the service, so it is counted (and
       // holds the key: the calls it holds are told why).
       ctx.lostCause = ctx.redact.error(error);
-      await observe({ status: 0 });
+      await observe({ status: 0 }, ctx.lostCause);
       const failure = noResponse(ctx, call, exchange, error);
       if (timed) {
         const why = failure instanceof Error ? failure.name : 'aborted';

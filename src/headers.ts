@@ -352,15 +352,8 @@ export function readTiming(
   try {
     return timing(fieldsOf(headers), status, nowMs, sentMs, clock);
   } catch {
-    return {
-      rateLimit: undefined,
-      window: undefined,
-      reading: undefined,
-      unusable: 'the response headers could not be read',
-      retryAfter: undefined,
-      ignored: [],
-      retryAfterTooFar: false,
-    };
+    const none = timing({}, status, nowMs, sentMs, clock);
+    return { ...none, unusable: 'the response headers could not be read' };
   }
 }
 

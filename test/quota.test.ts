@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bucketName } from '../src/auth.js';
 import {
   AnimalStoreError,
+  ConnectionError,
   MemoryQuotaStore,
   PetsClient,
   RateLimitError,
@@ -860,6 +861,44 @@ describe('a hostile or broken server or store', () => {
     const results = await finish(Array.from({ length: 10 }, () => client.listPets()));
     expect(results.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
     expect(sent).toBe(12);
+  });
+
+  it('ends calls made together in an outage about as soon as one alone, none sent more than alone', async () => {
+    const stub = scriptedFetch().thenAlways(() =>
+      Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })),
+    );
+    const client = clientWith(stub.fetch);
+    const start = Date.now();
+    const ended: number[] = [];
+    const calls = Array.from({ length: 10 }, () =>
+      client.listPets().finally(() => ended.push(Date.now() - start)),
+    );
+    const results = await finish(calls, 400_000);
+    const errors = results.map((r) => (r.status === 'rejected' ? r.reason : r));
+    expect(errors.every((error) => error instanceof ConnectionError)).toBe(true);
+    // One at a time, each call's three attempts took 189 s; a call alone takes about 1.5 s.
+    expect(Math.max(...ended)).toBeLessThan(15_000);
+    expect(stub.received.length).toBeLessThanOrEqual(30);
+    const held = errors.filter((error) => /was not sent/.test((error as Error).message));
+    expect(held.length).toBeGreaterThan(0);
+    for (const error of held) {
+      expect((error as Error).message).toMatch(/got no response while it waited its turn/);
+      expect(String((error as Error).cause)).toMatch(/fetch failed/);
+    }
+  });
+
+  it('fails no call held in an outage sooner than it would have failed alone', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    const start = Date.now();
+    // Alone, a call tries at 0, 0.5 and 1.5 s: a service back at 1.4 s serves it, and every other.
+    const healing = () =>
+      Date.now() - start < 1_400
+        ? Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }))
+        : Promise.resolve(json([rex]));
+    const client = clientWith(healing);
+    const results = await finish(Array.from({ length: 10 }, () => client.listPets()));
+    vi.mocked(Math.random).mockRestore();
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
   });
 
   it('tells the store how long a lease may live: timeoutMs and a margin', async () => {

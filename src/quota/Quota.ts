@@ -4,23 +4,11 @@ import { AnimalStoreError, describeThrown, type Redactor } from '../errors.js';
 import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
-import {
-  admitNow,
-  defaultQuotaStore,
-  forgetEnded,
-  MemoryQuotaStore,
-  shared,
-} from './MemoryQuotaStore.js';
-
+import { admitNow, defaultQuotaStore, MemoryQuotaStore, shared } from './MemoryQuotaStore.js';
 import { inLine, within } from './remote.js';
-import {
-  type Admission,
-  HOLDS,
-  type HoldReason,
-  type Observation,
-  type QuotaStore,
-} from './store.js';
-import { type Threads, threadsOf } from './threads.js';
+import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
+import { HOLDS } from './store.js';
+import { coolDown, cooldowns, shareCooldowns } from './threads.js';
 
 /** Back-off after a failure: from 500 ms, doubling up to 8 s, never shorter than 100 ms. */
 const BACKOFF_BASE_MS = 500;
@@ -136,6 +124,12 @@ export interface HoldRequest {
   readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
+  /** Its attempts so far, of `maxRetries + 1` (of one, without `resend`): what it would still send alone. */
+  readonly attempts: number;
+  readonly maxRetries: number;
+  readonly resend: boolean;
+  /** The error when requests sent while it waited got no response, as many and as late as it would have sent. */
+  readonly outage: (lost: number, cause: unknown) => Error;
 }
 
 interface Waiter {
@@ -148,6 +142,9 @@ interface Waiter {
   since?: number;
   /** Since when it has waited for a remote store's answers (epoch ms). */
   asked?: number | undefined;
+  readonly joined: number;
+  /** Requests sent since it joined that got no response, none answered since. */
+  lost: number;
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -169,10 +166,6 @@ function linesOf(store: QuotaStore): Map<string, Line> {
   return lines;
 }
 
-/** Each bucket's cooldown in this process: told to the key's clients on any store but a `MemoryQuotaStore` made for them, should theirs be slow, lose a 429, or never see it. */
-const cooldowns = shared('quota-cooldowns', () => new Map<string, number>());
-let threads: Threads | undefined; // opened by the first client that shares `cooldowns`
-
 /** An admission as the interface describes it, or a throw. */
 function checked(admission: Admission): Admission {
   let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
@@ -188,9 +181,39 @@ function checked(admission: Admission): Admission {
   );
 }
 
+/**
+ * A request of the line's key got no response (`sentAt`), or a response (`undefined`). A call
+ * waiting its turn fails once those sent since it joined that got none are as many as it would
+ * have sent alone, the last sent as late as its own last would have left: never sooner than alone.
+ */
+function lost(line: Line, sentAt: number | undefined, cause: unknown): void {
+  for (const waiter of [...line.waiters]) {
+    if (sentAt === undefined) waiter.lost = 0;
+    else if (sentAt >= waiter.joined) {
+      const { resend, attempts, maxRetries, maxRetryDelayMs } = waiter.request;
+      let [sends, ms] = [1, 0]; // as many as alone, the last no sooner: its back-offs between
+      for (let n = attempts + 1; resend && n <= maxRetries; n++, sends++)
+        ms += Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_CAP_MS, maxRetryDelayMs);
+      if (++waiter.lost >= sends && sentAt >= waiter.joined + ms)
+        leave(line, waiter, waiter.request.outage(waiter.lost, cause));
+    }
+  }
+}
+
+/** Takes `waiter` out of the line, failing it with `error`; the pump and a store's answer awaited are told. */
+function leave(line: Line, waiter: Waiter, error: unknown): void {
+  const at = line.waiters.indexOf(waiter);
+  if (at < 0) return;
+  line.waiters.splice(at, 1);
+  if (at === 0) line.wake?.();
+  line.nudge?.();
+  waiter.reject(error);
+}
+
 // A lease outlives its request's timeoutMs by this much: the store's own answers take time.
 const LEASE_MARGIN_MS = 2_000;
 const RECHECK_MS = 100; // how often a held request asks again, without a store's change signal
+const noop = () => undefined;
 
 /**
  * A client's handle on one key's budget: admits each request through the store, in one line per
@@ -203,11 +226,10 @@ export class Quota {
   /** 429s kept in `cooldowns`, for every client of the key in the process but those of a `MemoryQuotaStore` made for them. */
   readonly #shared: boolean;
   #silent = 0; // requests in a row without a response
-  /** The key's 429s in a row at each lease's grant, as the store counts them; this client's own count (a floor). */
-  readonly #granted = new Map<string, number>();
-  #strikes = 0;
-  #tooMany = 0; // 429s seen, and that count at each grant
-  readonly #seen = new Map<string, number>();
+  /** Each lease's grant: when, the key's 429s in a row as the store counts them, the 429s seen here then. */
+  readonly #leases = new Map<string, { at: number; strikes: number; seen: number }>();
+  #strikes = 0; // this client's own count of the key's 429s in a row (a floor)
+  #tooMany = 0; // 429s seen
 
   constructor(
     private readonly store: QuotaStore,
@@ -218,13 +240,8 @@ export class Quota {
     this.#bucket = bucket;
     this.remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
     this.#shared = this.remote || store === defaultQuotaStore();
-    if (this.#shared) threads ??= shared('quota-threads', () => threadsOf(cooldowns));
-    if (typeof bucket !== 'string') {
-      bucket.then(
-        (name) => (this.#bucket = name),
-        () => undefined,
-      );
-    }
+    if (this.#shared) shareCooldowns();
+    if (typeof bucket !== 'string') bucket.then((name) => (this.#bucket = name), noop);
   }
 
   /** Resolves to a lease once the request may be sent; end it with `observe` or `release`. */
@@ -250,19 +267,11 @@ export class Quota {
     lines.set(bucket, line);
     const { waiters } = line;
     return new Promise<string>((resolve, reject) => {
-      const stop = signal
-        ? onAbort(signal, () => {
-            const at = waiters.indexOf(waiter);
-            if (at < 0) return;
-            waiters.splice(at, 1);
-            if (at === 0) line.wake?.();
-            line.nudge?.();
-            reject(signal.reason);
-          })
-        : undefined;
+      const stop = signal && onAbort(signal, () => leave(line, waiter, signal.reason));
       const waiter: Waiter = {
         request,
-
+        joined: Date.now(),
+        lost: 0,
         resolve: (lease, strikes) => {
           stop?.();
           resolve(this.#took(lease, strikes));
@@ -307,18 +316,22 @@ export class Quota {
     });
   }
 
-  /** Reports what the response to a leased request said; a store that fails goes to `onError`. */
-  /** `gaveUp`: the caller aborted, which says nothing of the service (no pause after it). */
+  /**
+   * Reports what the response to a leased request said; a store that fails goes to `onError`.
+   * `gaveUp`: the caller aborted, which says nothing of the service (no pause after it); `cause`:
+   * why no response came.
+   */
   async observe(
     lease: string,
     observation: Observation,
     timeoutMs: number,
     gaveUp = false,
+    cause?: unknown,
   ): Promise<void> {
     const { status } = observation;
-    const fresh = this.#seen.get(lease) === this.#tooMany;
-    this.#seen.delete(lease);
-    this.#granted.delete(lease);
+    const granted = this.#leases.get(lease);
+    const fresh = granted?.seen === this.#tooMany;
+    this.#leases.delete(lease);
     if (status === 429) {
       if (fresh) this.#strikes++;
       this.#tooMany++;
@@ -329,14 +342,10 @@ export class Quota {
     else if (status !== 0) this.#silent = 0;
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+      const line = linesOf(this.store).get(bucket);
+      if (line && !gaveUp) lost(line, status === 0 ? (granted?.at ?? 0) : undefined, cause);
       const { cooldownMs = 0 } = observation;
-      if (this.#shared && status === 429 && cooldownMs > 0) {
-        const all = cooldowns;
-        const now = Date.now();
-        forgetEnded(all, now);
-        all.set(bucket, Math.max(now + Math.min(cooldownMs, HORIZON_MS), all.get(bucket) ?? 0));
-        if (threads?.peers) threads.tell(bucket, all.get(bucket) ?? now);
-      }
+      if (this.#shared && status === 429 && cooldownMs > 0) coolDown(bucket, cooldownMs);
       // A store's throw, or its rejection, goes to onError below.
       const recorded = this.store.observe(bucket, lease, observation);
       const why = `the store did not record the response within timeoutMs (${timeoutMs} ms)`;
@@ -348,14 +357,14 @@ export class Quota {
 
   /** The key's 429s in a row a 429 to `lease` makes: the 429s of requests sent together are one. */
   strikes(lease: string): number {
-    const fresh = this.#seen.get(lease) === this.#tooMany;
-    return Math.max(this.#granted.get(lease) ?? 0, this.#strikes - (fresh ? 0 : 1)) + 1;
+    const granted = this.#leases.get(lease);
+    const fresh = granted?.seen === this.#tooMany;
+    return Math.max(granted?.strikes ?? 0, this.#strikes - (fresh ? 0 : 1)) + 1;
   }
 
   /** Ends the lease of a request that was never sent; a store failure goes to `onError`. */
   async release(lease: string): Promise<void> {
-    this.#granted.delete(lease);
-    this.#seen.delete(lease);
+    this.#leases.delete(lease);
     try {
       await this.store.release(await this.#bucket, lease);
     } catch (error) {
@@ -381,8 +390,7 @@ export class Quota {
 
   /** Recorded by the client that asked: another client's quota may serve the line. */
   #took(lease: string, strikes: number): string {
-    this.#granted.set(lease, strikes);
-    this.#seen.set(lease, this.#tooMany);
+    this.#leases.set(lease, { at: Date.now(), strikes, seen: this.#tooMany });
     return lease;
   }
 
@@ -458,8 +466,7 @@ export class Quota {
       waiter.since ??= now;
       const end = endless ? now : now + (take ?? 0);
       if (take === undefined || end - waiter.since > HORIZON_MS) {
-        line.waiters.splice(line.waiters.indexOf(waiter), 1);
-        waiter.reject(waiter.request.tooLong(reason, endless ? undefined : waitMs));
+        leave(line, waiter, waiter.request.tooLong(reason, endless ? undefined : waitMs));
         continue;
       }
       if (endless) pause = Math.min(pause ?? take, take);

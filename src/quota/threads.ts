@@ -1,9 +1,29 @@
-// Worker threads of one process each load the SDK, with a default store of their own: a 429's
-// cooldown is told to the others over a BroadcastChannel, as clients of one thread share it.
+// Each bucket's cooldown in this process: told to the key's clients on any store but a
+// `MemoryQuotaStore` made for them, should theirs be slow, lose a 429, or never see it. Worker
+// threads of one process each load the SDK, with a default store of their own: a 429's cooldown
+// is told to the others over a BroadcastChannel, as clients of one thread share it.
 import { HORIZON_MS } from '../headers.js';
+import { forgetEnded, shared } from './MemoryQuotaStore.js';
+
+export const cooldowns = shared('quota-cooldowns', () => new Map<string, number>());
+let threads: Threads | undefined; // opened by the first client that shares `cooldowns`
+
+/** Opens this thread's line to the others, once. */
+export const shareCooldowns = () => {
+  threads ??= shared('quota-threads', () => threadsOf(cooldowns));
+};
+
+/** Cools `bucket` down for `ms` in this process, and in its other threads. */
+export function coolDown(bucket: string, ms: number): void {
+  const now = Date.now();
+  forgetEnded(cooldowns, now);
+  const until = Math.max(now + Math.min(ms, HORIZON_MS), cooldowns.get(bucket) ?? 0);
+  cooldowns.set(bucket, until);
+  if (threads?.peers) threads.tell(bucket, until);
+}
 
 /** This thread's line to the other threads of its process; `peers` once one has answered. */
-export interface Threads {
+interface Threads {
   peers: boolean;
   tell(bucket: string, until: number): void;
 }
