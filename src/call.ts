@@ -15,11 +15,17 @@ import { readTiming } from './headers.js';
 import type { ResponseInfo, RetryInfo, WithResponse } from './observe.js';
 import { type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
-import { BACKOFF_FLOOR_MS, type Decision, decide, type HoldRequest } from './quota/Quota.js';
+import {
+  BACKOFF_FLOOR_MS,
+  type Decision,
+  decide,
+  type HoldRequest,
+  type Lost,
+} from './quota/Quota.js';
 import { HOLDS, type HoldReason, type Observation } from './quota/store.js';
 import { readCallOptions, reservedHeader } from './settings.js';
 import { sleep, untilAborted } from './timers.js';
-import type { AttemptTrace, CallTrace, Tracing } from './tracing/otel.js';
+import type { AttemptTrace, CallTrace } from './tracing/otel.js';
 import {
   BodyTooLarge,
   describeFailure,
@@ -149,7 +155,12 @@ export async function runCall<In extends SchemaName, Out extends SchemaName, R e
     const input = validateInput(operation, raw);
     call = prepare(ctx, operation, input instanceof Promise ? await input : input, options);
     const tracing = ctx.tracing();
-    if (tracing) await startTrace(ctx, call, tracing);
+    if (tracing) {
+      const { name, method, path } = operation;
+      call.trace = await tracing
+        .then((traced) => traced.start(name, method, path))
+        .catch((error: unknown) => void ctx.tracingFailed(error));
+    }
     call.signal?.throwIfAborted();
     const answer = await withRetries(ctx, call);
     call.signal?.throwIfAborted();
@@ -158,13 +169,11 @@ export async function runCall<In extends SchemaName, Out extends SchemaName, R e
     const data = output instanceof Promise ? await output : output;
     call.trace?.end();
     if (!withResponse) return data as Result;
-    const response = {
-      status,
-      headers: ctx.redact.headers(headers),
-      rateLimit,
-      attempts: call.attempts,
-    };
-    return { data, response } as Result;
+    const { attempts } = call;
+    return {
+      data,
+      response: { status, headers: ctx.redact.headers(headers), rateLimit, attempts },
+    } as Result;
   } catch (thrown) {
     const error = settled(ctx, operation.name, call, thrown);
     call?.trace?.end(error);
@@ -186,15 +195,6 @@ function settled(ctx: CallContext, name: string, call: Call | undefined, thrown:
   return new AnimalStoreError(ctx.redact.text(`${name} failed: ${describeThrown(thrown)}`), {
     cause: ctx.redact.error(thrown),
   });
-}
-
-async function startTrace(ctx: CallContext, call: Call, tracing: Promise<Tracing>): Promise<void> {
-  try {
-    const { name, method, path } = call.operation;
-    call.trace = (await tracing).start(name, method, path);
-  } catch (error) {
-    ctx.tracingFailed(error);
-  }
 }
 
 function prepare<In extends SchemaName, Out extends SchemaName>(
@@ -307,10 +307,10 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
   call.told = undefined;
   // Every way out of the attempt ends the lease: one left open would hold the key's budget.
   let ended = false;
-  const observe = (observation: Observation, cause?: unknown) => {
+  const observe = (observation: Observation, failure?: Lost) => {
     ended = true;
     const { timeoutMs, signal } = call;
-    return ctx.quota.observe(lease, observation, timeoutMs, signal?.aborted === true, cause);
+    return ctx.quota.observe(lease, observation, timeoutMs, signal?.aborted === true, failure);
   };
   let exchange: Exchange;
   try {
@@ -361,7 +361,8 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       // No response: the request may still have reached the service, so it is counted (and
       // holds the key: the calls it holds are told why).
       ctx.lostCause = ctx.redact.error(error);
-      await observe({ status: 0 }, ctx.lostCause);
+      const timedOutAfter = exchange.timedOut ? call.timeoutMs : undefined;
+      await observe({ status: 0 }, { cause: ctx.lostCause, timedOutAfter });
       const failure = noResponse(ctx, call, exchange, error);
       if (timed) {
         const why = failure instanceof Error ? failure.name : 'aborted';

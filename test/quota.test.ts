@@ -901,6 +901,18 @@ describe('a hostile or broken server or store', () => {
     expect(results.map((r) => r.status)).toEqual(Array(10).fill('fulfilled'));
   });
 
+  it('fails no held call for timeouts shorter than its own: the service was slow, not gone', async () => {
+    // Every answer takes 300 ms: calls with timeoutMs 100 time out, one with the default is served.
+    const slow = () =>
+      new Promise<Response>((resolve) => setTimeout(() => resolve(json(rex, 201)), 300));
+    const client = clientWith(slow);
+    const quick = Array.from({ length: 6 }, () => client.getPet(1, { timeoutMs: 100 }));
+    const patient = client.createPet({ name: 'Rex', categoryId: 3 });
+    const results = await finish([...quick, patient]);
+    expect(results.slice(0, 6).every((r) => r.status === 'rejected')).toBe(true);
+    expect(results[6]?.status).toBe('fulfilled');
+  });
+
   it('tells the store how long a lease may live: timeoutMs and a margin', async () => {
     const store = new MemoryQuotaStore();
     const asked: unknown[] = [];

@@ -181,15 +181,24 @@ function checked(admission: Admission): Admission {
   );
 }
 
+/** Why a request got no response, when it left, and the time limit it ran out of (if it did). */
+export interface Lost {
+  readonly cause: unknown;
+  readonly at?: number;
+  readonly timedOutAfter?: number | undefined;
+}
+
 /**
- * A request of the line's key got no response (`sentAt`), or a response (`undefined`). A call
- * waiting its turn fails once those sent since it joined that got none are as many as it would
- * have sent alone, the last sent as late as its own last would have left: never sooner than alone.
+ * A request of the line's key got no response, or a response (`undefined`). A call waiting its
+ * turn fails once those sent since it joined that got none (of a time limit no shorter than its
+ * own) are as many as it would have sent alone, the last sent as late as its own last would have
+ * left: never sooner than alone.
  */
-function lost(line: Line, sentAt: number | undefined, cause: unknown): void {
+function lost(line: Line, request: Lost | undefined): void {
   for (const waiter of [...line.waiters]) {
-    if (sentAt === undefined) waiter.lost = 0;
-    else if (sentAt >= waiter.joined) {
+    const { at: sentAt = 0, timedOutAfter = Number.POSITIVE_INFINITY, cause } = request ?? {};
+    if (!request) waiter.lost = 0;
+    else if (sentAt >= waiter.joined && timedOutAfter >= waiter.request.timeoutMs) {
       const { resend, attempts, maxRetries, maxRetryDelayMs } = waiter.request;
       let [sends, ms] = [1, 0]; // as many as alone, the last no sooner: its back-offs between
       for (let n = attempts + 1; resend && n <= maxRetries; n++, sends++)
@@ -318,7 +327,7 @@ export class Quota {
 
   /**
    * Reports what the response to a leased request said; a store that fails goes to `onError`.
-   * `gaveUp`: the caller aborted, which says nothing of the service (no pause after it); `cause`:
+   * `gaveUp`: the caller aborted, which says nothing of the service (no pause after it); `failure`:
    * why no response came.
    */
   async observe(
@@ -326,7 +335,7 @@ export class Quota {
     observation: Observation,
     timeoutMs: number,
     gaveUp = false,
-    cause?: unknown,
+    failure?: Lost,
   ): Promise<void> {
     const { status } = observation;
     const granted = this.#leases.get(lease);
@@ -343,7 +352,11 @@ export class Quota {
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       const line = linesOf(this.store).get(bucket);
-      if (line && !gaveUp) lost(line, status === 0 ? (granted?.at ?? 0) : undefined, cause);
+      if (line && !gaveUp)
+        lost(
+          line,
+          status === 0 ? { cause: undefined, ...failure, at: granted?.at ?? 0 } : undefined,
+        );
       const { cooldownMs = 0 } = observation;
       if (this.#shared && status === 429 && cooldownMs > 0) coolDown(bucket, cooldownMs);
       // A store's throw, or its rejection, goes to onError below.
