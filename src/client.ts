@@ -25,10 +25,13 @@ type WarningProcess = {
 // The ESM and CommonJS builds in one process warn once between them.
 const warned = shared('deprecations-warned', () => new Set<string>());
 
+/** Whether `key` is new to `seen`, which then keeps it (at most 100): what warns once warns then. */
+const first = (seen: Set<string>, key: string) =>
+  !seen.has(key) && seen.size < 100 && seen.add(key) !== undefined;
+
 /** Warns once per process and code, through `process.emitWarning` where it exists (`--no-deprecation`). */
 function warnDeprecatedOnce(code: string, message: string): void {
-  if (warned.has(code)) return;
-  warned.add(code);
+  if (!first(warned, code)) return;
   const proc = (globalThis as { process?: WarningProcess }).process;
   if (typeof proc?.emitWarning === 'function') {
     proc.emitWarning(message, { type: 'DeprecationWarning', code });
@@ -181,9 +184,7 @@ export class CallContext {
 
   /** Logs `message` at `warn`, the first time only for its `kind` (of a bounded number). */
   warnOnce(message: string, kind = message): void {
-    if (this.#warned.has(kind) || this.#warned.size >= 100) return;
-    this.#warned.add(kind);
-    this.log.log('warn', message);
+    if (first(this.#warned, kind)) this.log.log('warn', message);
   }
 
   /** Tells `onRetry` and `hooks.beforeRetry` of a wait, never letting them break the call. */
@@ -198,26 +199,13 @@ function isBrowser(): boolean {
   return typeof g.window !== 'undefined' && typeof g.document !== 'undefined';
 }
 
-let warnedBrowser = false;
-
-/** What each logger was warned of as clients were made: a client made per request warns once. */
+/** What each logger was warned of as clients were made (once in a page): a client made per request warns once. */
 const told = new WeakMap<object, Set<string>>();
-function warnOncePer(sink: Logger, log: LevelLogger, message: string): void {
-  const said = told.get(sink) ?? new Set<string>();
-  told.set(sink, said);
-  if (said.has(message) || said.size >= 100) return;
-  said.add(message);
-  log.log('warn', message);
-}
-
-function warnBrowserOnce(log: LevelLogger): void {
-  if (warnedBrowser) return;
-  warnedBrowser = true;
-  log.log(
-    'warn',
-    'PetsClient is running in a browser: every visitor can read the API key in this page. ' +
-      'Use a per-user key or call the API through your server; pass dangerouslyAllowBrowser: true to silence this warning.',
-  );
+const page = new Set<string>();
+function warnOncePer(sink: Logger, log: LevelLogger, message: string, seen?: Set<string>): void {
+  const said = seen ?? told.get(sink) ?? new Set<string>();
+  if (!seen) told.set(sink, said);
+  if (first(said, message)) log.log('warn', message);
 }
 
 /**
@@ -261,7 +249,11 @@ export class PetsClient {
       if (unknown.length > 0)
         warn(`Unknown PetsClient options were ignored: ${unknown.join(', ')}.`);
       this.#deprecationWarnings = settings.deprecationWarnings;
-      if (isBrowser() && !settings.dangerouslyAllowBrowser) warnBrowserOnce(log);
+      if (isBrowser() && !settings.dangerouslyAllowBrowser) {
+        const browser =
+          'PetsClient is running in a browser: every visitor can read the API key in this page. Use a per-user key or call the API through your server; pass dangerouslyAllowBrowser: true to silence this warning.';
+        warnOncePer(settings.logger, log, browser, page);
+      }
       if (/\/pets$/i.test(this.baseUrl)) {
         warn(
           `baseUrl ${this.baseUrl} ends in /pets, which each call adds: pass the address up to /v1.`,
