@@ -400,6 +400,21 @@ describe('MemoryQuotaStore', () => {
     expect(await store.admit('key 999')).toHaveProperty('lease');
   });
 
+  it('forgets idle buckets behind busy ones at the front: 40 requests in flight cannot stop it', async () => {
+    const { store } = storeAt();
+    const teach = async (name: string) => {
+      const admission = await store.admit(name);
+      if ('lease' in admission) await store.observe(name, admission.lease, { status: 200 });
+    };
+    for (let i = 0; i < 40; i++) expect(await store.admit(`busy ${i}`)).toHaveProperty('lease');
+    await teach('first');
+    for (let i = 0; i < 1100; i++) await teach(`key ${i}`);
+    expect(await store.admit('first')).toHaveProperty('lease');
+    expect(await store.admit('first')).toEqual({ reason: 'budget-unknown' });
+    // The busy ones are kept: each still waits for the answer to its first request.
+    expect(await store.admit('busy 0')).toEqual({ reason: 'budget-unknown' });
+  });
+
   it('keeps the cooldown of every bucket past 10,000, and lets each go once it ends', async () => {
     const { store, advance } = storeAt();
     const cool = async (name: string) => {

@@ -328,8 +328,9 @@ export class MemoryQuotaStore implements QuotaStore {
     bucket.inFlight.delete(lease);
     if (bucket.probe === lease) bucket.probe = undefined;
     for (const listener of bucket.listeners) listener();
-    // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS the least recent idle
-    // of the 32 least recent whose windows are not spent (past ten times as many, any idle one).
+    // Bounded: an idle bucket that knows nothing goes, and past MAX_BUCKETS each idle one of the 32
+    // least recent whose windows are not spent (past ten times as many, any idle one); busy ones
+    // are looked at last next time, so that they cannot stop it.
     const idle = (one: Bucket) =>
       one.inFlight.size + one.listeners.size === 0 &&
       Math.max(one.cooldownUntil, one.quietUntil) <= now;
@@ -340,8 +341,10 @@ export class MemoryQuotaStore implements QuotaStore {
     let looked = 0;
     for (const [other, one] of this.#buckets) {
       if (this.#buckets.size <= MAX_BUCKETS || looked++ === 32) break;
-      if (idle(one) && (this.#buckets.size > 10 * MAX_BUCKETS || !spent(one)))
+      if (!idle(one)) {
         this.#buckets.delete(other);
+        this.#buckets.set(other, one);
+      } else if (this.#buckets.size > 10 * MAX_BUCKETS || !spent(one)) this.#buckets.delete(other);
     }
   }
 
