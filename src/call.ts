@@ -86,7 +86,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     const again = this.attempts ? ` again after attempt ${this.attempts}` : '';
     const requests = lost > 1 ? `${lost} requests in a row` : 'a request';
     return new ConnectionError(
-      `${this.operation.name} was not sent${again}: ${requests} for this key got no response while it waited its turn, as many as it would have sent itself. Check the network and baseUrl.`,
+      `${this.operation.name} was not sent${again}: ${requests} for this key got no response while it waited, as many as it would have sent. Check the network and baseUrl.`,
       { cause },
     );
   }

@@ -124,11 +124,10 @@ export interface HoldRequest {
   readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
-  /** Its attempts so far, of `maxRetries + 1` (of one, without `resend`): what it would still send alone. */
+  /** Its attempts so far, of `maxRetries + 1` (of one, without `resend`); the error when `lost` got none. */
   readonly attempts: number;
   readonly maxRetries: number;
   readonly resend: boolean;
-  /** The error when requests sent while it waited got no response, as many and as late as it would have sent. */
   readonly outage: (lost: number, cause: unknown) => Error;
 }
 
@@ -137,14 +136,12 @@ interface Waiter {
   readonly resolve: (lease: string, strikes: number) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
-  /** When the current untimed hold began; when the first hold began. */
+  /** When it joined; the current untimed hold began; the first hold began; it waited for a remote store's answers. */
+  readonly joined: number;
   untimedSince?: number | undefined;
   since?: number;
-  /** Since when it has waited for a remote store's answers (epoch ms). */
   asked?: number | undefined;
-  readonly joined: number;
-  /** Requests sent since it joined that got no response, none answered since. */
-  lost: number;
+  lost: number; // requests sent since it joined that got no response, none answered since
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -181,22 +178,17 @@ function checked(admission: Admission): Admission {
   );
 }
 
-/** Why a request got no response, when it left, and the time limit it ran out of (if it did). */
-export interface Lost {
-  readonly cause: unknown;
-  readonly at?: number;
-  readonly timedOutAfter?: number | undefined;
-}
+/** Why a request got no response, when it left, the time limit it ran out of (if it did). */
+export type Lost = { cause: unknown; at?: number; timedOutAfter?: number | undefined };
 
 /**
- * A request of the line's key got no response, or a response (`undefined`). A call waiting its
- * turn fails once those sent since it joined that got none (of a time limit no shorter than its
- * own) are as many as it would have sent alone, the last sent as late as its own last would have
- * left: never sooner than alone.
+ * A request of the line's key got no response (`request`), or a response. A call in line fails
+ * once as many as it would have sent alone, sent since it joined (timeouts no shorter than its
+ * own), got none, the last sent as late as its own last would have: never sooner than alone.
  */
 function lost(line: Line, request: Lost | undefined): void {
+  const { at: sentAt = 0, timedOutAfter = Number.POSITIVE_INFINITY, cause } = request ?? {};
   for (const waiter of [...line.waiters]) {
-    const { at: sentAt = 0, timedOutAfter = Number.POSITIVE_INFINITY, cause } = request ?? {};
     if (!request) waiter.lost = 0;
     else if (sentAt >= waiter.joined && timedOutAfter >= waiter.request.timeoutMs) {
       const { resend, attempts, maxRetries, maxRetryDelayMs } = waiter.request;
