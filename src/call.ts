@@ -78,15 +78,15 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}${attempt}`;
   }
 
-  get resend(): boolean {
-    return this.operation.resend;
+  /** What it sends: its operation and input, the same for each of its attempts. */
+  get sends(): string {
+    return `${this.operation.name} ${JSON.stringify(this.input)}`;
   }
 
   outage(lost: number, cause: unknown): Error {
-    const again = this.attempts ? ` again after attempt ${this.attempts}` : '';
-    const requests = lost > 1 ? `${lost} requests in a row` : 'a request';
+    const what = `the same request got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have sent it`;
     return new ConnectionError(
-      `${this.operation.name} was not sent${again}: ${requests} for this key got no response while it waited, as many as it would have sent. Check the network and baseUrl.`,
+      `${this.operation.name} was not sent${this.attempts ? ` again after attempt ${this.attempts}` : ''}: ${what}. Check the network and baseUrl.`,
       { cause },
     );
   }
@@ -362,7 +362,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       // holds the key: the calls it holds are told why).
       ctx.lostCause = ctx.redact.error(error);
       const timedOutAfter = exchange.timedOut ? call.timeoutMs : undefined;
-      await observe({ status: 0 }, { cause: ctx.lostCause, timedOutAfter });
+      await observe({ status: 0 }, { cause: ctx.lostCause, sent: call.sends, timedOutAfter });
       const failure = noResponse(ctx, call, exchange, error);
       if (timed) {
         const why = failure instanceof Error ? failure.name : 'aborted';

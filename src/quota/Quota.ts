@@ -5,9 +5,8 @@ import { HORIZON_MS } from '../headers.js';
 import type { RetryReason } from '../observe.js';
 import { MAX_TIMER_MS, onAbort } from '../timers.js';
 import { admitNow, defaultQuotaStore, MemoryQuotaStore, shared } from './MemoryQuotaStore.js';
-import { inLine, within } from './remote.js';
+import { checked, inLine, within } from './remote.js';
 import type { Admission, HoldReason, Observation, QuotaStore } from './store.js';
-import { HOLDS } from './store.js';
 import { coolDown, cooldowns, shareCooldowns } from './threads.js';
 
 /** Back-off after a failure: from 500 ms, doubling up to 8 s, never shorter than 100 ms. */
@@ -124,10 +123,11 @@ export interface HoldRequest {
   readonly onHold: (reason: HoldReason, delayMs: number, untimed: boolean, held: number) => void;
   /** The error when the hold is longer than `maxRetryDelayMs` (`waitMs` more, or no end in sight). */
   readonly tooLong: (reason: HoldReason, waitMs: number | undefined) => Error;
-  /** Its attempts so far, of `maxRetries + 1` (of one, without `resend`); the error when `lost` got none. */
+  /** Its attempts so far, of `maxRetries + 1` (of one, without `resend`); what it sends; the error when `lost` got none. */
   readonly attempts: number;
+  readonly sends: string;
   readonly maxRetries: number;
-  readonly resend: boolean;
+  readonly operation: { readonly resend: boolean };
   readonly outage: (lost: number, cause: unknown) => Error;
 }
 
@@ -136,12 +136,14 @@ interface Waiter {
   readonly resolve: (lease: string, strikes: number) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
-  /** When it joined; the current untimed hold began; the first hold began; it waited for a remote store's answers. */
+  /** When it joined (and in what order); the current untimed hold began; the first hold began; it waited for a remote store's answers. */
   readonly joined: number;
+  readonly order: number;
   untimedSince?: number | undefined;
   since?: number;
   asked?: number | undefined;
   lost: number; // requests sent since it joined that got no response, none answered since
+  spent: number; // how long they took
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -163,40 +165,34 @@ function linesOf(store: QuotaStore): Map<string, Line> {
   return lines;
 }
 
-/** An admission as the interface describes it, or a throw. */
-function checked(admission: Admission): Admission {
-  let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
-  if (typeof lease === 'string' && lease !== '') {
-    return { lease, strikes: Number.isSafeInteger(strikes) ? Math.max(0, strikes as number) : 0 };
-  }
-  if (!Object.hasOwn(HOLDS, reason as string)) waitMs = -1;
-  if (waitMs === undefined) return { reason: reason as HoldReason };
-  if (typeof waitMs === 'number' && waitMs >= 0)
-    return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };
-  throw new TypeError(
-    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } or { reason, waitMs? }`,
-  );
-}
-
 /** Why a request got no response, when it left, the time limit it ran out of (if it did). */
-export type Lost = { cause: unknown; at?: number; timedOutAfter?: number | undefined };
+export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | undefined };
+
+let order = 0; // of joining the line and of grants, in the process
 
 /**
- * A request of the line's key got no response (`request`), or a response. A call in line fails
- * once as many as it would have sent alone, sent since it joined (timeouts no shorter than its
- * own), got none, the last sent as late as its own last would have: never sooner than alone.
+ * A request of the line's key got no response (`failed`), or a response. A call in line fails once
+ * as many of the very request it sends as it would have sent alone, granted after it joined (timed
+ * out no sooner than its own), got none, the last sent no sooner than its own last would have left
+ * (its back-offs and their durations between): never sooner than alone.
  */
-function lost(line: Line, request: Lost | undefined): void {
-  const { at: sentAt = 0, timedOutAfter = Number.POSITIVE_INFINITY, cause } = request ?? {};
+function lost(line: Line, failed: (Lost & { at: number; order: number }) | undefined): void {
+  const took = failed ? Date.now() - failed.at : 0;
   for (const waiter of [...line.waiters]) {
-    if (!request) waiter.lost = 0;
-    else if (sentAt >= waiter.joined && timedOutAfter >= waiter.request.timeoutMs) {
-      const { resend, attempts, maxRetries, maxRetryDelayMs } = waiter.request;
-      let [sends, ms] = [1, 0]; // as many as alone, the last no sooner: its back-offs between
-      for (let n = attempts + 1; resend && n <= maxRetries; n++, sends++)
-        ms += Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_CAP_MS, maxRetryDelayMs);
-      if (++waiter.lost >= sends && sentAt >= waiter.joined + ms)
-        leave(line, waiter, waiter.request.outage(waiter.lost, cause));
+    const { request } = waiter;
+    if (!failed) [waiter.lost, waiter.spent] = [0, 0];
+    else if (
+      failed.order > waiter.order &&
+      failed.sent === request.sends &&
+      (failed.timedOutAfter ?? Number.POSITIVE_INFINITY) >= request.timeoutMs
+    ) {
+      const { operation, attempts, maxRetries, maxRetryDelayMs } = request;
+      let [sends, due] = [1, waiter.joined + waiter.spent];
+      for (let n = attempts + 1; operation.resend && n <= maxRetries; n++, sends++)
+        due += Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_CAP_MS, maxRetryDelayMs);
+      waiter.spent += took;
+      if (++waiter.lost >= sends && failed.at >= due)
+        leave(line, waiter, request.outage(waiter.lost, failed.cause));
     }
   }
 }
@@ -228,7 +224,10 @@ export class Quota {
   readonly #shared: boolean;
   #silent = 0; // requests in a row without a response
   /** Each lease's grant: when, the key's 429s in a row as the store counts them, the 429s seen here then. */
-  readonly #leases = new Map<string, { at: number; strikes: number; seen: number }>();
+  readonly #leases = new Map<
+    string,
+    { at: number; order: number; strikes: number; seen: number }
+  >();
   #strikes = 0; // this client's own count of the key's 429s in a row (a floor)
   #tooMany = 0; // 429s seen
 
@@ -272,7 +271,9 @@ export class Quota {
       const waiter: Waiter = {
         request,
         joined: Date.now(),
+        order: ++order,
         lost: 0,
+        spent: 0,
         resolve: (lease, strikes) => {
           stop?.();
           resolve(this.#took(lease, strikes));
@@ -304,7 +305,8 @@ export class Quota {
 
   async #admit(bucket: string, timeoutMs: number): Promise<Admission> {
     try {
-      return checked(await this.store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS }));
+      const answer = await this.store.admit(bucket, { leaseMs: timeoutMs + LEASE_MARGIN_MS });
+      return this.store.admit === MemoryQuotaStore.prototype.admit ? answer : checked(answer);
     } catch (cause) {
       throw this.#failed(cause);
     }
@@ -345,10 +347,7 @@ export class Quota {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
       const line = linesOf(this.store).get(bucket);
       if (line && !gaveUp)
-        lost(
-          line,
-          status === 0 ? { cause: undefined, ...failure, at: granted?.at ?? 0 } : undefined,
-        );
+        lost(line, status === 0 && failure && granted ? { ...failure, ...granted } : undefined);
       const { cooldownMs = 0 } = observation;
       if (this.#shared && status === 429 && cooldownMs > 0) coolDown(bucket, cooldownMs);
       // A store's throw, or its rejection, goes to onError below.
@@ -395,7 +394,7 @@ export class Quota {
 
   /** Recorded by the client that asked: another client's quota may serve the line. */
   #took(lease: string, strikes: number): string {
-    this.#leases.set(lease, { at: Date.now(), strikes, seen: this.#tooMany });
+    this.#leases.set(lease, { at: Date.now(), order: ++order, strikes, seen: this.#tooMany });
     return lease;
   }
 

@@ -1,8 +1,24 @@
 // What only a remote store (any but the shipped in-memory one) needs: its answers are waited for
 // within each request's timeoutMs.
 import { TimeoutError } from '../errors.js';
+import { HORIZON_MS } from '../headers.js';
 import { MAX_TIMER_MS } from '../timers.js';
-import type { Admission } from './store.js';
+import { type Admission, HOLDS, type HoldReason } from './store.js';
+
+/** An admission as the interface describes it, or a throw. */
+export function checked(admission: Admission): Admission {
+  let { lease, reason, waitMs, strikes } = (admission ?? {}) as Record<string, unknown>;
+  if (typeof lease === 'string' && lease !== '') {
+    return { lease, strikes: Number.isSafeInteger(strikes) ? Math.max(0, strikes as number) : 0 };
+  }
+  if (!Object.hasOwn(HOLDS, reason as string)) waitMs = -1;
+  if (waitMs === undefined) return { reason: reason as HoldReason };
+  if (typeof waitMs === 'number' && waitMs >= 0)
+    return { reason: reason as HoldReason, waitMs: Math.min(waitMs, HORIZON_MS) };
+  throw new TypeError(
+    `admit answered ${typeof admission === 'object' ? JSON.stringify(admission) : String(admission)}, not { lease } or { reason, waitMs? }`,
+  );
+}
 
 /** `promise`, or a rejection with `error()` after `ms`. */
 export function within<T>(promise: Promise<T>, ms: number, error: () => Error): Promise<T> {

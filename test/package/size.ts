@@ -127,7 +127,8 @@ import { root } from './pack.js';
  * user found: headers that cannot be read (or that are no text) taken as
  * none, and copied as text without the key; an unknown budget's hold saying
  * what to do (28.21, 36.22, 35.72). Then 0.1 KiB for calls made together in an
- * outage ending about as soon as one alone (28.52, 36.53, 36.03).
+ * outage ending about as soon as one alone, counting only the very request
+ * each sends (28.58, 36.59, 36.09).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
