@@ -78,14 +78,14 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}${attempt}`;
   }
 
-  /** What it sends: its operation and input, the same for each of its attempts. */
+  /** What it sends, the same for each of its attempts: its client's, its operation, input and headers. */
   get sends(): string {
-    return `${this.operation.name} ${JSON.stringify(this.input)}`;
+    return `${this.ctx.id} ${this.operation.name} ${JSON.stringify([this.input, this.headers])}`;
   }
 
-  outage(lost: number, cause: unknown): Error {
+  outage(lost: number, cause: unknown, timedOut: boolean): Error {
     const what = `the same request got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have sent it`;
-    return new ConnectionError(
+    return new (timedOut ? TimeoutError : ConnectionError)(
       `${this.operation.name} was not sent${this.attempts ? ` again after attempt ${this.attempts}` : ''}: ${what}. Check the network and baseUrl.`,
       { cause },
     );

@@ -84,8 +84,11 @@ const OTEL = Symbol.for('opentelemetry.js.api.1');
 /** The package's version, which tracers are told (a test holds it to package.json). */
 export const VERSION = '0.2.0';
 
+let contexts = 0;
+
 /** What a client gives every call it runs: its settings, transport, quota and logger. */
 export class CallContext {
+  readonly id = ++contexts;
   readonly transport: Transport;
   readonly quota: Quota;
   /** The client's options, checked, without the key. */

@@ -128,7 +128,7 @@ export interface HoldRequest {
   readonly sends: string;
   readonly maxRetries: number;
   readonly operation: { readonly resend: boolean };
-  readonly outage: (lost: number, cause: unknown) => Error;
+  readonly outage: (lost: number, cause: unknown, timedOut: boolean) => Error;
 }
 
 interface Waiter {
@@ -136,14 +136,16 @@ interface Waiter {
   readonly resolve: (lease: string, strikes: number) => void;
   readonly reject: (error: unknown) => void;
   reason?: HoldReason;
-  /** When it joined (and in what order); the current untimed hold began; the first hold began; it waited for a remote store's answers. */
-  readonly joined: number;
+  /** In what order it joined; when the current untimed hold began; the first hold began; it waited for a remote store's answers. */
   readonly order: number;
   untimedSince?: number | undefined;
   since?: number;
   asked?: number | undefined;
-  lost: number; // requests sent since it joined that got no response, none answered since
-  spent: number; // how long they took
+  /** Its very request sent since it joined that got no response: how often, from when, for how long; a response came. */
+  lost: number;
+  from?: number;
+  spent: number;
+  spared?: true;
 }
 
 /** The requests of one process waiting for one bucket of one store, in arrival order. */
@@ -171,28 +173,30 @@ export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | unde
 let order = 0; // of joining the line and of grants, in the process
 
 /**
- * A request of the line's key got no response (`failed`), or a response. A call in line fails once
- * as many of the very request it sends as it would have sent alone, granted after it joined (timed
- * out no sooner than its own), got none, the last sent no sooner than its own last would have left
- * (its back-offs and their durations between): never sooner than alone.
+ * A request of the line's key got no response (`failed`), or a response: a call in line that saw one
+ * is spared. Else it fails once its very request, granted since it joined (timed out no sooner than
+ * its own), got none as often as it would send it alone, the last no sooner than its own last would
+ * leave after the first (back-offs and their durations between): never sooner than alone.
  */
 function lost(line: Line, failed: (Lost & { at: number; order: number }) | undefined): void {
   const took = failed ? Date.now() - failed.at : 0;
   for (const waiter of [...line.waiters]) {
     const { request } = waiter;
-    if (!failed) [waiter.lost, waiter.spent] = [0, 0];
+    if (!failed) waiter.spared = true;
     else if (
+      !waiter.spared &&
       failed.order > waiter.order &&
       failed.sent === request.sends &&
       (failed.timedOutAfter ?? Number.POSITIVE_INFINITY) >= request.timeoutMs
     ) {
       const { operation, attempts, maxRetries, maxRetryDelayMs } = request;
-      let [sends, due] = [1, waiter.joined + waiter.spent];
+      waiter.from ??= failed.at;
+      let [sends, due] = [1, waiter.from + waiter.spent];
       for (let n = attempts + 1; operation.resend && n <= maxRetries; n++, sends++)
         due += Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_CAP_MS, maxRetryDelayMs);
       waiter.spent += took;
       if (++waiter.lost >= sends && failed.at >= due)
-        leave(line, waiter, request.outage(waiter.lost, failed.cause));
+        leave(line, waiter, request.outage(waiter.lost, failed.cause, !!failed.timedOutAfter));
     }
   }
 }
@@ -210,7 +214,6 @@ function leave(line: Line, waiter: Waiter, error: unknown): void {
 // A lease outlives its request's timeoutMs by this much: the store's own answers take time.
 const LEASE_MARGIN_MS = 2_000;
 const RECHECK_MS = 100; // how often a held request asks again, without a store's change signal
-const noop = () => undefined;
 
 /**
  * A client's handle on one key's budget: admits each request through the store, in one line per
@@ -241,7 +244,7 @@ export class Quota {
     this.remote = Object.getPrototypeOf(store) !== MemoryQuotaStore.prototype;
     this.#shared = this.remote || store === defaultQuotaStore();
     if (this.#shared) shareCooldowns();
-    if (typeof bucket !== 'string') bucket.then((name) => (this.#bucket = name), noop);
+    if (typeof bucket !== 'string') bucket.then((name) => (this.#bucket = name)).catch(() => {});
   }
 
   /** Resolves to a lease once the request may be sent; end it with `observe` or `release`. */
@@ -270,7 +273,6 @@ export class Quota {
       const stop = signal && onAbort(signal, () => leave(line, waiter, signal.reason));
       const waiter: Waiter = {
         request,
-        joined: Date.now(),
         order: ++order,
         lost: 0,
         spent: 0,

@@ -126,14 +126,14 @@ import { root } from './pack.js';
  * (27.93, 35.94, 35.46). Then 0.3 KiB for what a further attack and new
  * user found: headers that cannot be read (or that are no text) taken as
  * none, and copied as text without the key; an unknown budget's hold saying
- * what to do (28.21, 36.22, 35.72). Then 0.1 KiB for calls made together in an
- * outage ending about as soon as one alone, counting only the very request
- * each sends (28.58, 36.59, 36.09).
+ * what to do (28.21, 36.22, 35.72). Then 0.2 KiB for calls made together in an
+ * outage ending within seconds of one alone, counting only the very request
+ * each sends, as a TimeoutError where they timed out (28.61, 36.62, 36.13).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 28.6 * 1024, total: 36.6 * 1024, plain: 36.1 * 1024 };
+export const BUDGET = { initial: 28.7 * 1024, total: 36.7 * 1024, plain: 36.2 * 1024 };
 
 export interface Size {
   minified: number;
