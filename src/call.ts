@@ -83,8 +83,8 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return `${this.ctx.id} ${this.operation.name} ${JSON.stringify([this.input, this.headers])}`;
   }
 
-  outage(lost: number, cause: unknown, timedOut: boolean): Error {
-    const what = `the same request got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have sent it`;
+  outage(lost: number, cause: unknown, timedOut: boolean, same: boolean): Error {
+    const what = `${same ? 'the same request' : 'requests of its client, not all the same,'} got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have sent it`;
     return new (timedOut ? TimeoutError : ConnectionError)(
       `${this.operation.name} was not sent${this.attempts ? ` again after attempt ${this.attempts}` : ''}: ${what}. Check the network and baseUrl.`,
       { cause },

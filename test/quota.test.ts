@@ -890,31 +890,45 @@ describe('a hostile or broken server or store', () => {
     expect(sent).toBe(12);
   });
 
-  it('ends calls made together in an outage about as soon as one alone, none sent more than alone', async () => {
-    const stub = scriptedFetch().thenAlways(() =>
-      Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })),
-    );
-    const client = clientWith(stub.fetch);
-    const start = Date.now();
-    const ended: number[] = [];
-    const calls = Array.from({ length: 10 }, () =>
-      client.listPets().finally(() => ended.push(Date.now() - start)),
-    );
-    const results = await finish(calls, 400_000);
-    const errors = results.map((r) => (r.status === 'rejected' ? r.reason : r));
-    expect(errors.every((error) => error instanceof ConnectionError)).toBe(true);
-    // One at a time, each call's three attempts took 189 s; now about 21 s (alone: 1.5 s).
-    expect(Math.max(...ended)).toBeLessThan(25_000);
-    expect(stub.received.length).toBeLessThanOrEqual(30);
-    const held = errors.filter((error) => /was not sent/.test((error as Error).message));
-    expect(held.length).toBeGreaterThan(0);
-    for (const error of held) {
-      expect((error as Error).message).toMatch(
-        /the same request got no response (once|\d+ times in a row) while it waited/,
+  // One at a time, each call's three attempts took 189 s either way (alone: 1.5 s).
+  it.each([
+    [
+      'the same request',
+      (client: PetsClient) => client.listPets(),
+      25_000,
+      /the same request got no response (once|\d+ times in a row) while it waited/,
+    ],
+    [
+      'different requests',
+      (client: PetsClient, i: number) => client.getPet(i + 1),
+      35_000,
+      /requests of its client, not all the same, got no response \d+ times in a row/,
+    ],
+  ])(
+    'ends calls made together in an outage about as soon as one alone, none sent more than alone: %s',
+    async (_, call, within, said) => {
+      const stub = scriptedFetch().thenAlways(() =>
+        Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } })),
       );
-      expect(String((error as Error).cause)).toMatch(/fetch failed/);
-    }
-  });
+      const client = clientWith(stub.fetch);
+      const start = Date.now();
+      const ended: number[] = [];
+      const calls = Array.from({ length: 10 }, (_, i) =>
+        call(client, i).finally(() => ended.push(Date.now() - start)),
+      );
+      const results = await finish<unknown>(calls, 400_000);
+      const errors = results.map((r) => (r.status === 'rejected' ? r.reason : r));
+      expect(errors.every((error) => error instanceof ConnectionError)).toBe(true);
+      expect(Math.max(...ended)).toBeLessThan(within);
+      expect(stub.received.length).toBeLessThanOrEqual(30);
+      const held = errors.filter((error) => /was not sent/.test((error as Error).message));
+      expect(held.length).toBeGreaterThan(0);
+      for (const error of held) {
+        expect((error as Error).message).toMatch(said);
+        expect(String((error as Error).cause)).toMatch(/fetch failed/);
+      }
+    },
+  );
 
   it('fails no call held in an outage sooner than it would have failed alone', async () => {
     const start = Date.now();
@@ -973,18 +987,30 @@ describe('a hostile or broken server or store', () => {
     expect(await tenTogether(blip)).toEqual(Array(10).fill('fulfilled'));
   });
 
-  it('counts only the same client and headers: another tenant of the key is not failed', async () => {
+  /** Two clients of one key and store, `x-tenant` a and b: every request of a's is reset. */
+  function tenants() {
     const store = new MemoryQuotaStore();
     const byTenant = (_: string, init?: { headers?: Record<string, string> }) =>
       init?.headers?.['x-tenant'] === 'a'
         ? Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } }))
         : Promise.resolve(json([rex]));
     const a = clientWith(byTenant, { quotaStore: store, headers: { 'x-tenant': 'a' } });
-    const b = clientWith(byTenant, { quotaStore: store, headers: { 'x-tenant': 'b' } });
+    return { a, b: clientWith(byTenant, { quotaStore: store, headers: { 'x-tenant': 'b' } }) };
+  }
+
+  it('counts only the same client and headers: another tenant of the key is not failed', async () => {
+    const { a, b } = tenants();
     const broken = Array.from({ length: 5 }, () => a.listPets({ limit: 5 }));
     const perCall = a.listPets({ limit: 5 }, { headers: { 'x-tenant': 'b' } });
     const results = await finish<unknown>([...broken, b.listPets({ limit: 5 }), perCall]);
     expect(results.slice(5).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+  });
+
+  it('counts no other client: one whose every request fails, different ones, fails no call of another', async () => {
+    const { a, b } = tenants();
+    const broken = Array.from({ length: 6 }, (_, i) => a.listPets({ limit: i + 1 }));
+    const results = await finish<unknown>([...broken, b.listPets(), b.listPets({ limit: 5 })]);
+    expect(results.slice(6).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
   });
 
   it('fails a held call as a TimeoutError when the requests it counted timed out', async () => {

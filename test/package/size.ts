@@ -128,12 +128,14 @@ import { root } from './pack.js';
  * none, and copied as text without the key; an unknown budget's hold saying
  * what to do (28.21, 36.22, 35.72). Then 0.2 KiB for calls made together in an
  * outage ending within seconds of one alone, counting only the very request
- * each sends, as a TimeoutError where they timed out (28.61, 36.62, 36.13).
+ * each sends, as a TimeoutError where they timed out (28.61, 36.62, 36.13);
+ * then 0.1 KiB for different requests of a client counting too, once two
+ * differ (28.71, 36.72, 36.23).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 28.7 * 1024, total: 36.7 * 1024, plain: 36.2 * 1024 };
+export const BUDGET = { initial: 28.8 * 1024, total: 36.8 * 1024, plain: 36.3 * 1024 };
 
 export interface Size {
   minified: number;
