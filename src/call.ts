@@ -78,13 +78,13 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
     return `${method} ${this.ctx.baseUrl}${path.replace('{petId}', String(input))}${query}${attempt}`;
   }
 
-  /** What it sends, the same for each of its attempts: its client's, its operation, input and headers. */
+  /** What it sends, the same for each of its attempts: its client's, its operation and headers, a line, its input. */
   get sends(): string {
-    return `${this.ctx.id} ${this.operation.name} ${JSON.stringify([this.input, this.headers])}`;
+    return `${this.ctx.id} ${this.operation.name} ${JSON.stringify(this.headers)}\n${JSON.stringify(this.input)}`;
   }
 
   outage(lost: number, cause: unknown, timedOut: boolean, same: boolean): Error {
-    const what = `${same ? 'the same request' : 'requests of its client, not all the same,'} got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have sent it`;
+    const what = `${same ? 'the same request' : `${this.operation.name} requests with other input`} got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have tried alone`;
     return new (timedOut ? TimeoutError : ConnectionError)(
       `${this.operation.name} was not sent${this.attempts ? ` again after attempt ${this.attempts}` : ''}: ${what}. Check the network and baseUrl.`,
       { cause },

@@ -194,8 +194,8 @@ export class RequestValidationError extends AnimalStoreError {
   /** Every problem found, with its path (the first 100, where there are more). */
   readonly issues: readonly ValidationIssue[];
 
-  constructor(message: string, issues: readonly ValidationIssue[]) {
-    super(message);
+  constructor(message: string, issues: readonly ValidationIssue[], options?: { cause?: unknown }) {
+    super(message, options);
     this.issues = issues;
   }
 }

@@ -2,7 +2,7 @@
 // is wrong), for the client and a call alike; unknown names are held against the same table.
 import { readEnv } from './auth.js';
 import { type Environment, environments } from './environments.js';
-import { AnimalStoreError, describeThrown } from './errors.js';
+import { AnimalStoreError, describeThrown, RequestValidationError } from './errors.js';
 import type { Hooks, TracingOptions } from './observe.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import type { QuotaStore } from './quota/store.js';
@@ -368,15 +368,22 @@ export function readCallOptions(
   options: RequestOptions,
   operation: string,
 ): { settings: CallSettings; unknown: readonly string[] } {
-  if (typeof options !== 'object' || options === null) {
-    fail(
-      `Invalid ${operation} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,
-    );
+  try {
+    if (typeof options !== 'object' || options === null) {
+      fail(
+        `Invalid ${operation} options: expected an object such as { timeoutMs: 5000 }, got ${describeValue(options)}; nothing was sent.`,
+      );
+    }
+    return read(CALL_OPTIONS, options, (name) => `${operation} option ${name}`, {
+      names: CLIENT_OPTIONS,
+      where: 'an option of the client, not of a call',
+    });
+  } catch (error) {
+    // Bad input of the call, as its arguments' would be; the issue's path is empty: not its input's.
+    const { message, cause } = error as AnimalStoreError;
+    const issues = [{ path: [], message, code: 'invalid_option' }];
+    throw new RequestValidationError(message, issues, cause === undefined ? {} : { cause });
   }
-  return read(CALL_OPTIONS, options, (name) => `${operation} option ${name}`, {
-    names: CLIENT_OPTIONS,
-    where: 'an option of the client, not of a call',
-  });
 }
 
 function isLoopback(hostname: string): boolean {

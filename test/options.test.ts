@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AnimalStoreError, environments, PetsClient } from '../src/index.js';
+import {
+  AnimalStoreError,
+  environments,
+  PetsClient,
+  RequestValidationError,
+} from '../src/index.js';
 import { recordingLogger } from './helpers/logger.js';
 import { API_KEY, clientWith, json, scriptedFetch } from './helpers/scripted-fetch.js';
 
@@ -207,6 +212,24 @@ describe('odd calls', () => {
     await expect(client.listPets({}, null as unknown as object)).rejects.toBeInstanceOf(
       AnimalStoreError,
     );
+    expect(stub.received).toHaveLength(0);
+  });
+
+  it('refuses bad call options as bad input: a RequestValidationError, with the issue', async () => {
+    const stub = scriptedFetch().thenAlways(json([]));
+    const client = clientWith(stub.fetch);
+    for (const options of [
+      { timeoutMs: -5 },
+      { maxRetries: 1.5 },
+      { headers: { Authorization: 'Bearer other' } },
+      5 as unknown as object,
+    ]) {
+      const error = await client.listPets({}, options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RequestValidationError);
+      const { issues, message } = error as RequestValidationError;
+      expect(issues).toEqual([{ path: [], message, code: 'invalid_option' }]);
+      expect(message).toMatch(/^Invalid listPets option/);
+    }
     expect(stub.received).toHaveLength(0);
   });
 

@@ -902,7 +902,7 @@ describe('a hostile or broken server or store', () => {
       'different requests',
       (client: PetsClient, i: number) => client.getPet(i + 1),
       35_000,
-      /requests of its client, not all the same, got no response \d+ times in a row/,
+      /getPet requests with other input got no response \d+ times in a row/,
     ],
   ])(
     'ends calls made together in an outage about as soon as one alone, none sent more than alone: %s',
@@ -972,6 +972,53 @@ describe('a hostile or broken server or store', () => {
     ];
     const results = await finish<unknown>([...broken, ...others]);
     expect(results.slice(5).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+  });
+
+  it('fails no call for another route that gets no response: a broken getPet fails no listPets or createPet', async () => {
+    const partial = (url: string, init?: { method?: string }) =>
+      /\/pets\/\d+$/.test(url)
+        ? Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } }))
+        : Promise.resolve(init?.method === 'POST' ? json(rex, 201) : json([rex]));
+    const client = clientWith(partial);
+    const broken = Array.from({ length: 6 }, (_, i) => client.getPet(i + 1));
+    const others = [client.listPets(), client.createPet({ name: 'Rex', categoryId: 3 })];
+    const results = await finish<unknown>([...broken, ...others]);
+    expect(results.slice(6).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled']);
+  });
+
+  it('counts afresh after a response: a 503, then an outage, ends as soon as the outage alone', async () => {
+    let sent = 0;
+    const closing = () =>
+      ++sent === 1
+        ? Promise.resolve(apiError(503))
+        : Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }));
+    const client = clientWith(closing);
+    const start = Date.now();
+    const ended: number[] = [];
+    const calls = Array.from({ length: 10 }, () =>
+      client.listPets().finally(() => ended.push(Date.now() - start)),
+    );
+    await finish<unknown>(calls, 400_000);
+    // Spared for good by the 503, they took 45 s.
+    expect(Math.max(...ended)).toBeLessThan(25_000);
+  });
+
+  it('counts timeouts a tenth shorter than its own: calls with deadlines 1 ms apart end together', async () => {
+    const silent = (_: string, init?: RequestInit) =>
+      new Promise<Response>((_resolve, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)),
+      );
+    const client = clientWith(silent);
+    const start = Date.now();
+    const ended: number[] = [];
+    const calls = Array.from({ length: 5 }, (_, i) =>
+      client
+        .listPets(undefined, { timeoutMs: 1000 + i })
+        .finally(() => ended.push(Date.now() - start)),
+    );
+    await finish<unknown>(calls, 400_000);
+    // Each counting only timeouts no shorter than its own, the last took 39 s (all 1000 ms: 21 s).
+    expect(Math.max(...ended)).toBeLessThan(25_000);
   });
 
   it('spares calls that waited out a 429 and then meet a short blip, as one alone would', async () => {

@@ -141,9 +141,8 @@ interface Waiter {
   untimedSince?: number | undefined;
   since?: number;
   asked?: number | undefined;
-  /** Its client's requests sent since it joined that got no response: from when, for how long, how often, which; a response came. */
-  lost?: { from: number; spent: number; count: number; seen: Set<string> };
-  spared?: true;
+  /** Requests like it (its operation and headers, of its client) sent since it joined and since the last response, that got none: from when, for how long, how often, which. */
+  lost?: { from: number; spent: number; count: number; seen: Set<string> } | undefined;
 }
 
 type Grant = { at: number; order: number; strikes: number; seen: number };
@@ -173,19 +172,22 @@ export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | unde
 let order = 0; // of joining the line and of grants, in the process
 
 /**
- * A request of the line's key got no response (`failed`), or a response: a call in line that saw one
- * is spared. Else it fails once its client's requests granted since it joined (timed out no sooner
- * than its own; its very request among them, or two that differ) got none as often as it would send
- * alone, the last no sooner than its own last would leave after the first (back-offs and their
- * durations between): never sooner than alone, and never for one broken request of another call.
+ * A request of the line's key got no response (`failed`), or a response: then calls in line count
+ * afresh. Else a call fails once requests like it granted since it joined (timed out no sooner than
+ * its own, give or take a tenth; its very request among them, or two inputs) got none as often as it
+ * would send alone, the last no sooner than its own last would leave after the first (back-offs and
+ * their durations between): never sooner than alone, nor for another route or one broken request.
  */
 function lost(line: Line, failed: (Lost & { at: number; order: number }) | undefined): void {
   for (const waiter of [...line.waiters]) {
     const { sends, timeoutMs, operation, attempts, maxRetries, maxRetryDelayMs } = waiter.request;
-    if (!failed) waiter.spared = true;
-    if (!failed || waiter.spared || failed.order < waiter.order) continue;
-    const client = (sent: string) => sent.slice(0, sent.indexOf(' '));
-    if (client(failed.sent) !== client(sends) || (failed.timedOutAfter ?? timeoutMs) < timeoutMs)
+    if (!failed) waiter.lost = undefined;
+    if (!failed || failed.order < waiter.order) continue;
+    const route = (sent: string) => sent.slice(0, sent.indexOf('\n'));
+    if (
+      route(failed.sent) !== route(sends) ||
+      (failed.timedOutAfter ?? timeoutMs) < timeoutMs * 0.9
+    )
       continue;
     waiter.lost ??= { from: failed.at, spent: 0, count: 0, seen: new Set() };
     const tally = waiter.lost;

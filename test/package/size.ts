@@ -129,8 +129,8 @@ import { root } from './pack.js';
  * what to do (28.21, 36.22, 35.72). Then 0.2 KiB for calls made together in an
  * outage ending within seconds of one alone, counting only the very request
  * each sends, as a TimeoutError where they timed out (28.61, 36.62, 36.13);
- * then 0.1 KiB for different requests of a client counting too, once two
- * differ (28.71, 36.72, 36.23).
+ * then 0.1 KiB for requests like it counting too, once two inputs differ,
+ * and a call's bad options as RequestValidationError (28.75, 36.76, 36.28).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
