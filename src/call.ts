@@ -13,7 +13,7 @@ import {
 } from './errors.js';
 import { readTiming } from './headers.js';
 import type { ResponseInfo, RetryInfo, WithResponse } from './observe.js';
-import { type Operation, validateInput, validateOutput } from './operations.js';
+import { canonical, type Operation, validateInput, validateOutput } from './operations.js';
 import type { RequestOptions } from './options.js';
 import {
   BACKOFF_FLOOR_MS,
@@ -45,6 +45,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   implements HoldRequest
 {
   attempts = 0; // p-retry's number of the last one that left
+  unanswered = false; // the last one got no response
   trace: CallTrace | undefined;
   decision: Decision | undefined; // on the last failed attempt
   lapsedSince: number | undefined; // when a lease of this call first lapsed before it was used
@@ -80,7 +81,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
 
   /** What it sends, the same for each of its attempts: its client's, its operation and headers, a line, its input. */
   get sends(): string {
-    return `${this.ctx.id} ${this.operation.name} ${JSON.stringify(this.headers)}\n${JSON.stringify(this.input)}`;
+    return `${this.ctx.id} ${this.operation.name} ${canonical(this.headers)}\n${canonical(this.input)}`;
   }
 
   outage(lost: number, cause: unknown, timedOut: boolean, same: boolean): Error {
@@ -233,7 +234,7 @@ async function withRetries(ctx: CallContext, call: Call): Promise<Answer> {
       factor: 1,
       maxRetryTime: Number.POSITIVE_INFINITY,
       randomize: false,
-      shouldConsumeRetry: consumeRetry,
+      shouldConsumeRetry: () => true,
     });
   } catch (error) {
     if (call.signal?.aborted) throw call.signal.reason;
@@ -241,15 +242,13 @@ async function withRetries(ctx: CallContext, call: Call): Promise<Answer> {
   }
 }
 
-const consumeRetry = () => true;
-
 /** Waits what was decided before the next attempt, telling the logs and `onRetry`. */
 async function backOff(ctx: CallContext, call: Call, error: Error): Promise<void> {
   const retry = call.decision?.retry;
   if (!retry) return;
   const { delayMs, reason } = retry;
-  const { name } = call.operation;
   const status = 'status' in error ? ` (HTTP ${String(error.status)})` : '';
+  const { name } = call.operation;
   const line = `${name} attempt ${call.attempts} failed with ${error.name}${status}; retrying in ${delayMs} ms (${reason}).`;
   ctx.log.log('info', line);
   call.notify({ operation: name, attempt: call.attempts, delayMs, reason, error });
@@ -358,9 +357,9 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
         await sleep(BACKOFF_FLOOR_MS, call.signal);
         return await attempt(ctx, call, attemptNumber);
       }
-      // No response: the request may still have reached the service, so it is counted (and
-      // holds the key: the calls it holds are told why).
+      // No response: it may still have reached the service, so it is counted (and holds the key).
       ctx.lostCause = ctx.redact.error(error);
+      call.unanswered = true;
       const timedOutAfter = exchange.timedOut ? call.timeoutMs : undefined;
       await observe({ status: 0 }, { cause: ctx.lostCause, sent: call.sends, timedOutAfter });
       const failure = noResponse(ctx, call, exchange, error);
@@ -372,6 +371,7 @@ async function attempt(ctx: CallContext, call: Call, attemptNumber: number): Pro
       span?.end(undefined, failure);
       throw failure;
     }
+    call.unanswered = false;
     const { status } = response;
     // What the response says is recorded before anything else of it is read.
     const timing = readTiming(response.headers, status, Date.now(), sentAt, ctx.clock);

@@ -6,7 +6,7 @@ import type { RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
 import { OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import { defaultQuotaStore, shared } from './quota/MemoryQuotaStore.js';
-import { Quota } from './quota/Quota.js';
+import { counters, Quota } from './quota/Quota.js';
 import {
   type ClientSettings,
   checkClientOptions,
@@ -84,11 +84,9 @@ const OTEL = Symbol.for('opentelemetry.js.api.1');
 /** The package's version, which tracers are told (a test holds it to package.json). */
 export const VERSION = '0.2.0';
 
-let contexts = 0;
-
 /** What a client gives every call it runs: its settings, transport, quota and logger. */
 export class CallContext {
-  readonly id = ++contexts;
+  readonly id = ++counters.clients;
   readonly transport: Transport;
   readonly quota: Quota;
   /** The client's options, checked, without the key. */

@@ -277,6 +277,16 @@ function validate<N extends SchemaName>(
   });
 }
 
+/** Headers or input as the wire has them, whatever the order (or case) their names were given in. */
+export const canonical = (value: unknown) =>
+  JSON.stringify(
+    value !== null && typeof value === 'object'
+      ? Object.entries(value)
+          .flatMap(([name, v]) => (v === undefined ? [] : [[name.toLowerCase(), v]]))
+          .sort()
+      : value,
+  );
+
 /** Validates a method's input: synchronously when the fast check accepts it, else by Zod. */
 export function validateInput<In extends SchemaName, Out extends SchemaName>(
   operation: Operation<In, Out>,

@@ -378,9 +378,15 @@ export function readCallOptions(
       names: CLIENT_OPTIONS,
       where: 'an option of the client, not of a call',
     });
-  } catch (error) {
+  } catch (thrown) {
     // Bad input of the call, as its arguments' would be; the issue's path is empty: not its input's.
-    const { message, cause } = error as AnimalStoreError;
+    const { message, cause } =
+      thrown instanceof AnimalStoreError
+        ? thrown
+        : {
+            message: `Invalid ${operation} options: reading them threw ${describeThrown(thrown)}.`,
+            cause: thrown,
+          };
     const issues = [{ path: [], message, code: 'invalid_option' }];
     throw new RequestValidationError(message, issues, cause === undefined ? {} : { cause });
   }

@@ -6,6 +6,12 @@ import { describe, expect, it } from 'vitest';
 
 const dist = new URL('../dist/', import.meta.url);
 
+/** What an ES module `script` prints, run in a process of its own. */
+async function run(script: string): Promise<string> {
+  const args = ['--input-type=module', '-e', script];
+  return (await promisify(execFile)(process.execPath, args, { encoding: 'utf8' })).stdout;
+}
+
 describe('the ESM and CommonJS builds loaded together', () => {
   it('answer instanceof for each other’s errors', async () => {
     expect(
@@ -51,11 +57,28 @@ describe('the ESM and CommonJS builds loaded together', () => {
       await new Promise((resolve) => setTimeout(resolve, 10));
       console.log(warnings);
     `;
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--input-type=module', '-e', script],
-      { encoding: 'utf8' },
-    );
+    const stdout = await run(script);
     expect(stdout.trim()).toBe('1');
+  });
+
+  it('count clients and the line apart between them: one build’s failing client fails no call of the other’s', async () => {
+    // Each build numbered its clients and the line on its own: both first clients were the same
+    // client, so the ESM one's failures failed the CommonJS one's call unsent.
+    const script = `
+      import { createRequire } from 'node:module';
+      const esm = await import(${JSON.stringify(new URL('index.js', dist).href)});
+      const cjs = createRequire(import.meta.url)(${JSON.stringify(new URL('index.cjs', dist).pathname)});
+      const options = { apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1', logLevel: 'off', maxRetries: 0 };
+      const down = () => Promise.reject(new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } }));
+      const up = async () => new Response('[]', { headers: { 'content-type': 'application/json' } });
+      const failing = new esm.PetsClient({ ...options, fetch: down });
+      const served = new cjs.PetsClient({ ...options, fetch: up });
+      const broken = [1, 2, 3].map(() => failing.listPets().catch(() => 'failed'));
+      const result = await served.listPets().then(() => 'served', (e) => e.message);
+      await Promise.all(broken);
+      console.log(result);
+    `;
+    const stdout = await run(script);
+    expect(stdout.trim()).toBe('served');
   });
 });

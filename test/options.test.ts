@@ -223,6 +223,14 @@ describe('odd calls', () => {
       { maxRetries: 1.5 },
       { headers: { Authorization: 'Bearer other' } },
       5 as unknown as object,
+      new Proxy(
+        {},
+        {
+          ownKeys() {
+            throw null;
+          },
+        },
+      ),
     ]) {
       const error = await client.listPets({}, options).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(RequestValidationError);

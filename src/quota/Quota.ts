@@ -129,6 +129,7 @@ export interface HoldRequest {
   readonly maxRetries: number;
   readonly operation: { readonly resend: boolean };
   readonly outage: (lost: number, cause: unknown, timedOut: boolean, same: boolean) => Error;
+  readonly unanswered: boolean;
 }
 
 interface Waiter {
@@ -141,8 +142,8 @@ interface Waiter {
   untimedSince?: number | undefined;
   since?: number;
   asked?: number | undefined;
-  /** Requests like it (its operation and headers, of its client) sent since it joined and since the last response, that got none: from when, for how long, how often, which. */
-  lost?: { from: number; spent: number; count: number; seen: Set<string> } | undefined;
+  /** Requests like it (its operation and headers, of its client) sent since it joined and since the last response, that got none: from when, for how long, how often, its very one among them. */
+  lost?: { from: number; spent: number; count: number; same: boolean } | undefined;
 }
 
 type Grant = { at: number; order: number; strikes: number; seen: number };
@@ -166,17 +167,18 @@ function linesOf(store: QuotaStore): Map<string, Line> {
   return lines;
 }
 
+/** Counted by every copy of the SDK in the process: its ESM and CJS builds share the lines. */
+export const counters = shared('counters', () => ({ clients: 0, order: 0 }));
+
 /** Why a request got no response, when it left, the time limit it ran out of (if it did). */
 export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | undefined };
-
-let order = 0; // of joining the line and of grants, in the process
 
 /**
  * A request of the line's key got no response (`failed`), or a response: then calls in line count
  * afresh. Else a call fails once requests like it granted since it joined (timed out no sooner than
- * its own, give or take a tenth; its very request among them, or two inputs) got none as often as it
- * would send alone, the last no sooner than its own last would leave after the first (back-offs and
- * their durations between): never sooner than alone, nor for another route or one broken request.
+ * its own) got none as often as it would send alone, the last no sooner than its own last would leave
+ * after the first (back-offs and their durations between), and its very request was among them or its
+ * own last got none too: never sooner than alone, nor for another route or another input alone.
  */
 function lost(line: Line, failed: (Lost & { at: number; order: number }) | undefined): void {
   for (const waiter of [...line.waiters]) {
@@ -184,21 +186,19 @@ function lost(line: Line, failed: (Lost & { at: number; order: number }) | undef
     if (!failed) waiter.lost = undefined;
     if (!failed || failed.order < waiter.order) continue;
     const route = (sent: string) => sent.slice(0, sent.indexOf('\n'));
-    if (
-      route(failed.sent) !== route(sends) ||
-      (failed.timedOutAfter ?? timeoutMs) < timeoutMs * 0.9
-    )
+    if (route(failed.sent) !== route(sends) || (failed.timedOutAfter ?? timeoutMs) < timeoutMs)
       continue;
-    waiter.lost ??= { from: failed.at, spent: 0, count: 0, seen: new Set() };
+    waiter.lost ??= { from: failed.at, spent: 0, count: 0, same: false };
     const tally = waiter.lost;
     let [sent, due] = [1, tally.from + tally.spent];
     for (let n = attempts + 1; operation.resend && n <= maxRetries; n++, sent++)
       due += Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_CAP_MS, maxRetryDelayMs);
     tally.spent += Date.now() - failed.at;
-    const same = tally.seen.add(failed.sent).has(sends);
-    if (++tally.count < sent || failed.at < due || (!same && tally.seen.size < 2)) continue;
+    tally.same ||= failed.sent === sends;
+    if (++tally.count < sent || failed.at < due) continue;
+    if (!tally.same && !waiter.request.unanswered) continue;
     const { cause, timedOutAfter } = failed;
-    const error = waiter.request.outage(tally.count, cause, !!timedOutAfter, same);
+    const error = waiter.request.outage(tally.count, cause, !!timedOutAfter, tally.same);
     leave(line, waiter, error);
   }
 }
@@ -271,7 +271,7 @@ export class Quota {
       const stop = signal && onAbort(signal, () => leave(line, waiter, signal.reason));
       const waiter: Waiter = {
         request,
-        order: ++order,
+        order: ++counters.order,
         resolve: (lease, strikes) => {
           stop?.();
           resolve(this.#took(lease, strikes));
@@ -391,7 +391,12 @@ export class Quota {
 
   /** Recorded by the client that asked: another client's quota may serve the line. */
   #took(lease: string, strikes: number): string {
-    this.#leases.set(lease, { at: Date.now(), order: ++order, strikes, seen: this.#tooMany });
+    this.#leases.set(lease, {
+      at: Date.now(),
+      order: ++counters.order,
+      strikes,
+      seen: this.#tooMany,
+    });
     return lease;
   }
 

@@ -130,12 +130,15 @@ import { root } from './pack.js';
  * outage ending within seconds of one alone, counting only the very request
  * each sends, as a TimeoutError where they timed out (28.61, 36.62, 36.13);
  * then 0.1 KiB for requests like it counting too, once two inputs differ,
- * and a call's bad options as RequestValidationError (28.75, 36.76, 36.28).
+ * and a call's bad options as RequestValidationError (28.75, 36.76, 36.28);
+ * then 0.1 KiB for what an attack on that found: a query the same in any
+ * order, clients and the line counted by every build in the process, a
+ * call's options that throw anything (28.82, 36.83, 36.34).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 28.8 * 1024, total: 36.8 * 1024, plain: 36.3 * 1024 };
+export const BUDGET = { initial: 28.9 * 1024, total: 36.9 * 1024, plain: 36.4 * 1024 };
 
 export interface Size {
   minified: number;
