@@ -142,8 +142,8 @@ interface Waiter {
   untimedSince?: number | undefined;
   since?: number;
   asked?: number | undefined;
-  /** Requests like it (its operation and headers, of its client) sent since it joined and since the last response, that got none: from when, for how long, how often, its very one among them. */
-  lost?: { from: number; spent: number; count: number; same: boolean } | undefined;
+  /** Requests like it (its operation and headers, of its client) sent since it joined and since the last response, that got none: from when, for how long, how often, any of another input. */
+  lost?: { from: number; spent: number; count: number; other: boolean } | undefined;
 }
 
 type Grant = { at: number; order: number; strikes: number; seen: number };
@@ -177,8 +177,8 @@ export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | unde
  * A request of the line's key got no response (`failed`), or a response: then calls in line count
  * afresh. Else a call fails once requests like it granted since it joined (timed out no sooner than
  * its own) got none as often as it would send alone, the last no sooner than its own last would leave
- * after the first (back-offs and their durations between), and its very request was among them or its
- * own last got none too: never sooner than alone, nor for another route or another input alone.
+ * after the first (back-offs and their durations between). Another input counts only once its own
+ * last attempt got none too: so never for another route, nor another input alone.
  */
 function lost(line: Line, failed: (Lost & { at: number; order: number }) | undefined): void {
   for (const waiter of [...line.waiters]) {
@@ -186,19 +186,19 @@ function lost(line: Line, failed: (Lost & { at: number; order: number }) | undef
     if (!failed) waiter.lost = undefined;
     if (!failed || failed.order < waiter.order) continue;
     const route = (sent: string) => sent.slice(0, sent.indexOf('\n'));
-    if (route(failed.sent) !== route(sends) || (failed.timedOutAfter ?? timeoutMs) < timeoutMs)
-      continue;
-    waiter.lost ??= { from: failed.at, spent: 0, count: 0, same: false };
+    const other = failed.sent !== sends; // counted once its own last attempt got none too
+    if (route(failed.sent) !== route(sends) || (other && !waiter.request.unanswered)) continue;
+    if ((failed.timedOutAfter ?? timeoutMs) < timeoutMs) continue;
+    waiter.lost ??= { from: failed.at, spent: 0, count: 0, other: false };
     const tally = waiter.lost;
     let [sent, due] = [1, tally.from + tally.spent];
     for (let n = attempts + 1; operation.resend && n <= maxRetries; n++, sent++)
       due += Math.min(BACKOFF_BASE_MS * 2 ** (n - 1), BACKOFF_CAP_MS, maxRetryDelayMs);
     tally.spent += Date.now() - failed.at;
-    tally.same ||= failed.sent === sends;
+    tally.other ||= other;
     if (++tally.count < sent || failed.at < due) continue;
-    if (!tally.same && !waiter.request.unanswered) continue;
     const { cause, timedOutAfter } = failed;
-    const error = waiter.request.outage(tally.count, cause, !!timedOutAfter, tally.same);
+    const error = waiter.request.outage(tally.count, cause, !!timedOutAfter, !tally.other);
     leave(line, waiter, error);
   }
 }

@@ -133,7 +133,7 @@ import { root } from './pack.js';
  * and a call's bad options as RequestValidationError (28.75, 36.76, 36.28);
  * then 0.1 KiB for what an attack on that found: a query the same in any
  * order, clients and the line counted by every build in the process, a
- * call's options that throw anything (28.82, 36.83, 36.34).
+ * call's options that throw anything (28.83, 36.84, 36.36).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
