@@ -225,6 +225,53 @@ describe('after a 429', () => {
     expect(reasons).toContain('cooldown');
   });
 
+  it('tells a call that arrives during the cooldown of the wait left, as onRetry and a log line', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '2' })).thenAlways(json([rex]));
+    const waits: RetryInfo[] = [];
+    const { logger, lines } = recordingLogger(['info']);
+    const client = clientWith(stub.fetch, {
+      onRetry: (i) => waits.push(i),
+      logger,
+      logLevel: 'info',
+    });
+    const first = client.listPets();
+    await vi.advanceTimersByTimeAsync(300);
+    const second = client.listPets({ limit: 5 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(waits.map(({ reason, delayMs }) => [reason, delayMs])).toEqual([
+      ['retry-after', 2000],
+      ['cooldown', 1700],
+    ]);
+    expect(lines.at(-1)).toMatch(/^\[animal-store\] listPets is held for 1700 ms/);
+    // Once: the same hold does not tell it again, nor add a line for a third call.
+    await vi.advanceTimersByTimeAsync(100);
+    const third = client.listPets({ limit: 6 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(waits.map((i) => i.reason)).toEqual(['retry-after', 'cooldown', 'cooldown']);
+    expect(waits.at(-1)?.delayMs).toBe(1600);
+    expect(lines.filter((l) => l.includes('is held for'))).toHaveLength(1);
+    expect(await finish([first, second, third])).toMatchObject([
+      { status: 'fulfilled' },
+      { status: 'fulfilled' },
+      { status: 'fulfilled' },
+    ]);
+    expect(stub.received.slice(1).every((r) => r.at >= today(12, 0, 2))).toBe(true);
+  });
+
+  it('fails a call that arrives during the cooldown at once when the wait left is longer than its maxRetryDelayMs', async () => {
+    const stub = scriptedFetch(apiError(429, { 'retry-after': '20' })).thenAlways(json([rex]));
+    const quotaStore = new MemoryQuotaStore();
+    const first = clientWith(stub.fetch, { quotaStore }).listPets();
+    await vi.advanceTimersByTimeAsync(1000);
+    const impatient = clientWith(stub.fetch, { quotaStore, maxRetryDelayMs: 5000 });
+    const error = await impatient.listPets().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ code: 'rate_limit_hold', retryAfterMs: 19_000 });
+    expect(Date.now()).toBe(today(12, 0, 1));
+    expect(await finish([first])).toMatchObject([{ status: 'fulfilled' }]);
+    expect(stub.received).toHaveLength(2);
+  });
+
   it('fails a hold longer than maxRetryDelayMs at once, saying nothing was sent and when to retry', async () => {
     const stub = scriptedFetch(apiError(429, { 'retry-after': '30' })).thenAlways(json([rex]));
     const client = clientWith(stub.fetch, { maxRetryDelayMs: 10_000, maxRetries: 0 });

@@ -78,12 +78,7 @@ export interface Decision {
   readonly tooLong?: boolean;
 }
 
-/**
- * Whether a failed attempt is retried, after how long and why. A 429 waits what the service asks
- * (at least 100 ms doubling by the key's 429s in a row), else backs off 1 s doubling up to ten
- * minutes, and cools the key down as long; past `maxRetryDelayMs` the call fails. A 5xx or no
- * response backs off, for operations that may be resent. Retries left are p-retry's count.
- */
+/** Whether a failed attempt is retried, after how long and why (docs/rate-limits.md); retries left are p-retry's count. */
 export function decide(outcome: Outcome, situation: Situation): Decision {
   const { resend, attempt, strikes = 1, maxRetryDelayMs, random = Math.random } = situation;
   const { status = 0 } = outcome;
@@ -157,6 +152,10 @@ interface Line {
   nudge?: (() => void) | undefined;
   unwatch?: (() => void) | undefined;
   changes: number; // signalled by the store: one while it was asked is not lost
+  /** The hold the line is paused in, and when it began: a call that joins meanwhile is told of it too. */
+  held?:
+    | { reason: HoldReason; waitMs?: number | undefined; at: number; until: number; told?: true }
+    | undefined;
 }
 
 const byStore = shared('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
@@ -173,13 +172,7 @@ export const counters = shared('counters', () => ({ clients: 0, order: 0 }));
 /** Why a request got no response, when it left, the time limit it ran out of (if it did). */
 export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | undefined };
 
-/**
- * A request of the line's key got no response (`failed`), or a response: then calls in line count
- * afresh. Else a call fails once requests like it granted since it joined (timed out no sooner than
- * its own) got none as often as it would send alone, the last no sooner than its own last would leave
- * after the first (back-offs and their durations between). Another input counts only once its own
- * last attempt got none too: so never for another route, nor another input alone.
- */
+/** A request of the key got no response (`failed`), or one got a response: the outage rule of docs/rate-limits.md. */
 function lost(line: Line, failed: (Lost & { at: number; order: number }) | undefined): void {
   for (const waiter of [...line.waiters]) {
     const { sends, timeoutMs, operation, attempts, maxRetries, maxRetryDelayMs } = waiter.request;
@@ -217,10 +210,7 @@ function leave(line: Line, waiter: Waiter, error: unknown): void {
 const LEASE_MARGIN_MS = 2_000;
 const RECHECK_MS = 100; // how often a held request asks again, without a store's change signal
 
-/**
- * A client's handle on one key's budget: admits each request through the store, in one line per
- * store and bucket in the process, and reports each response back.
- */
+/** A client's handle on one key's budget: admits each request through the store, in one line per store and bucket in the process. */
 export class Quota {
   #bucket: string | Promise<string>;
   /** Any store but the shipped in-memory one: answers bounded by timeoutMs. */
@@ -252,8 +242,7 @@ export class Quota {
     const { signal } = request;
     signal?.throwIfAborted();
     const lines = linesOf(this.store);
-    // Nobody in line, no cooldown, the shipped in-memory store: answered at once, a line joined
-    // only for a hold, no await between (arrival order holds); 1.2 µs a call less, on a stub fetch.
+    // Nobody in line, no cooldown, the shipped store: answered at once, no await (1.2 µs a call less).
     const cooling = ((this.#shared && cooldowns.get(bucket)) || 0) > Date.now();
     if (this.store.admit === MemoryQuotaStore.prototype.admit && !lines.has(bucket) && !cooling) {
       const admission = admitNow(this.store as MemoryQuotaStore, bucket);
@@ -283,15 +272,20 @@ export class Quota {
       };
       waiters.push(waiter);
       line.nudge?.();
+      const { held } = line;
+      const left = held && held.until - Date.now();
+      if (held && left && left > 0) {
+        const waitMs = held.waitMs && held.waitMs - (held.until - held.at - left);
+        const pause = this.#hold(line, { ...held, waitMs }, [waiter], !held.told);
+        held.told = true;
+        // A call that may wait less than the pause left (no end in sight) has it asked again sooner.
+        if (pause !== undefined && pause < left) line.wake?.();
+      }
       void this.#pump(line, bucket);
     });
   }
 
-  /**
-   * The store's answer for the head of the line, checked; `undefined` once nobody waits for it. A
-   * remote store's answer is waited for by every request in line, each no longer than its own
-   * `timeoutMs` (it then fails with a `TimeoutError`); a lease that comes later goes back.
-   */
+  /** The store's answer for the head of the line, checked (a remote store's bounded by each waiter's `timeoutMs`); `undefined` once nobody waits. */
   async #ask(line: Line, bucket: string): Promise<Admission | undefined> {
     const until = (this.#shared && cooldowns.get(bucket)) || 0;
     if (until > Date.now()) return { reason: 'cooldown', waitMs: until - Date.now() };
@@ -316,11 +310,7 @@ export class Quota {
     });
   }
 
-  /**
-   * Reports what the response to a leased request said; a store that fails goes to `onError`.
-   * `gaveUp`: the caller aborted, which says nothing of the service (no pause after it); `failure`:
-   * why no response came.
-   */
+  /** Reports what the response to a leased request said (`gaveUp`: the caller aborted; `failure`: why none came). */
   async observe(
     lease: string,
     observation: Observation,
@@ -441,7 +431,11 @@ export class Quota {
             continue;
           } catch {}
         }
-        if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
+        if (pause !== undefined && changes === line.changes) {
+          line.held = { ...admission, at: Date.now(), until: Date.now() + pause };
+          await this.#pause(line, pause);
+          line.held = undefined;
+        }
       }
     } catch (cause) {
       // A store that answered nonsense, or a callback that threw: nobody is left waiting.
@@ -456,15 +450,19 @@ export class Quota {
     }
   }
 
-  /** Applies a hold: fails waiters it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
-  #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
+  /** Applies a hold to `these`: fails those it would hold past `maxRetryDelayMs` (or a day), tells the rest (`logged`: in one line). */
+  #hold(
+    line: Line,
+    { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined },
+    these = line.waiters,
+    logged = true,
+  ) {
     const now = Date.now();
-    // A wait of 0 again and again has no end in sight either: bounded alike, asked 10 ms apart;
-    // so is an unknown budget's, whose wait says only when to ask again.
+    // A wait of 0 (asked 10 ms apart) or an unknown budget's has no end in sight: bounded alike.
     const endless = !waitMs || reason === 'budget-unknown';
     let pause = waitMs === 0 ? 10 : waitMs;
     const told: [Waiter, number][] = [];
-    for (const waiter of [...line.waiters]) {
+    for (const waiter of [...these]) {
       const { maxRetryDelayMs } = waiter.request;
       waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
       const held = now - (waiter.untimedSince ?? now);
@@ -480,7 +478,7 @@ export class Quota {
     }
     told.forEach(([waiter, take], i) => {
       waiter.reason = reason;
-      waiter.request.onHold(reason, take, endless, i === 0 ? told.length : 0);
+      waiter.request.onHold(reason, take, endless, i === 0 && logged ? told.length : 0);
     });
     return line.waiters.length > 0 ? pause : undefined;
   }
