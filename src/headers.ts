@@ -392,9 +392,15 @@ function timing(
   let tooFar = false;
   if (status === 429) {
     const raw = sent['retry-after'] ?? null;
-    // An HTTP-date against the service's clock as read before this answer too: a `Date` that runs
-    // ahead of the others cannot shorten the wait.
-    const ms = parseRetryAfter(raw, clock.earliest);
+    // An HTTP-date read against the service's clock as read before this answer (a `Date` that runs
+    // ahead cannot shorten the wait) and against this answer's `Date` (exact, however far its clock
+    // is off): the longest reading within a day.
+    const readings = [clock.earliest, httpDate(sent.date ?? null)]
+      .filter(Number.isFinite)
+      .map((serverMs) => parseRetryAfter(raw, serverMs) ?? -1);
+    const near = readings.filter((ms) => ms <= HORIZON_MS);
+    const longest = Math.max(...(near.length ? near : readings));
+    const ms = longest < 0 ? undefined : longest;
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
     else {
       if (ms !== undefined) {

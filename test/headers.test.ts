@@ -162,6 +162,41 @@ describe('readTiming', () => {
     expect(readTiming(headers, 429, now).retryAfter).toEqual({ ms: 7000, source: 'retry-after' });
   });
 
+  it.each([
+    ['behind, unset (1972)', -20_000],
+    ['two days behind', -2],
+    ['two days ahead', 2],
+  ])('waits an HTTP-date Retry-After from its Date on a server whose clock is %s', (_, days) => {
+    const serverTime = now + days * 86_400_000;
+    const headers = new Headers({
+      date: new Date(serverTime).toUTCString(),
+      'retry-after': new Date(serverTime + 5000).toUTCString(),
+    });
+    const timing = readTiming(headers, 429, now);
+    expect(timing.retryAfter).toEqual({ ms: 5000, source: 'retry-after' });
+    expect(timing.retryAfterTooFar).toBe(false);
+  });
+
+  it('waits the longer reading when the Date runs ahead of the Date before it', () => {
+    const clock = serviceClock();
+    readTiming(new Headers({ date: new Date(now).toUTCString() }), 200, now, now, clock);
+    const headers = new Headers({
+      date: new Date(now + 3000).toUTCString(),
+      'retry-after': new Date(now + 5000).toUTCString(),
+    });
+    expect(readTiming(headers, 429, now, now, clock).retryAfter?.ms).toBe(5000);
+  });
+
+  it('still refuses an HTTP-date Retry-After more than a day past both clocks', () => {
+    const headers = new Headers({
+      date: new Date(now).toUTCString(),
+      'retry-after': new Date(now + 2 * 86_400_000).toUTCString(),
+    });
+    const timing = readTiming(headers, 429, now);
+    expect(timing.retryAfter).toBeUndefined();
+    expect(timing.retryAfterTooFar).toBe(true);
+  });
+
   it('reads the reset on the service’s clock when the local clock runs ahead of it', () => {
     const serverTime = now - 3_600_000;
     const headers = new Headers({

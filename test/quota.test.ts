@@ -258,6 +258,20 @@ describe('after a 429', () => {
     expect(stub.received.slice(1).every((r) => r.at >= today(12, 0, 2))).toBe(true);
   });
 
+  it('waits the Retry-After date of a server whose clock was never set, from its Date', async () => {
+    const server = Date.now() - 20_000 * 86_400_000;
+    const stub = scriptedFetch(
+      apiError(429, {
+        date: new Date(server).toUTCString(),
+        'retry-after': new Date(server + 5000).toUTCString(),
+      }),
+    ).thenAlways(json([rex]));
+    expect(await finish([clientWith(stub.fetch).listPets()])).toMatchObject([
+      { status: 'fulfilled' },
+    ]);
+    expect(stub.received.map((r) => r.at - today(12, 0, 0))).toEqual([0, 5000]);
+  });
+
   it('fails a call that arrives during the cooldown at once when the wait left is longer than its maxRetryDelayMs', async () => {
     const stub = scriptedFetch(apiError(429, { 'retry-after': '20' })).thenAlways(json([rex]));
     const quotaStore = new MemoryQuotaStore();
