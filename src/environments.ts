@@ -24,4 +24,4 @@ export type Environment = keyof typeof environments;
 export const placeholderHost = (baseUrl: string) =>
   /\.example\.?$/i.test(new URL(baseUrl).hostname);
 export const PLACEHOLDER_ADVICE =
-  'This host is a placeholder: pass baseUrl with the address your account was given, or set ANIMAL_STORE_BASE_URL (read when neither baseUrl nor environment is passed).';
+  'This host is a placeholder: pass baseUrl with the address your account was given, or set ANIMAL_STORE_BASE_URL and pass neither baseUrl nor environment.';

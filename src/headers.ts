@@ -395,9 +395,9 @@ function timing(
     // An HTTP-date read against the service's clock as read before this answer (a `Date` that runs
     // ahead cannot shorten the wait) and against this answer's `Date` (exact, however far its clock
     // is off): the longest reading within a day.
-    const readings = [clock.earliest, httpDate(sent.date ?? null)]
-      .filter(Number.isFinite)
-      .map((serverMs) => parseRetryAfter(raw, serverMs) ?? -1);
+    const readings = [clock.earliest, httpDate(sent.date ?? null)].map(
+      (serverMs) => parseRetryAfter(raw, serverMs) ?? -1,
+    );
     const near = readings.filter((ms) => ms <= HORIZON_MS);
     const longest = Math.max(...(near.length ? near : readings));
     const ms = longest < 0 ? undefined : longest;

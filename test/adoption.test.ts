@@ -259,7 +259,7 @@ describe('the address of the service', () => {
     expect(error.message).toContain('EAI_AGAIN');
     expect(error.message).not.toContain('..');
     expect(error.message).toContain(
-      'pass baseUrl with the address your account was given, or set ANIMAL_STORE_BASE_URL (read when neither baseUrl nor environment is passed).',
+      'pass baseUrl with the address your account was given, or set ANIMAL_STORE_BASE_URL and pass neither baseUrl nor environment.',
     );
     expect(error).toBeInstanceOf(AnimalStoreError);
   });

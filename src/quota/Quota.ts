@@ -152,10 +152,6 @@ interface Line {
   nudge?: (() => void) | undefined;
   unwatch?: (() => void) | undefined;
   changes: number; // signalled by the store: one while it was asked is not lost
-  /** The hold the line is paused in, and when it began: a call that joins meanwhile is told of it too. */
-  held?:
-    | { reason: HoldReason; waitMs?: number | undefined; at: number; until: number; told?: true }
-    | undefined;
 }
 
 const byStore = shared('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
@@ -272,15 +268,8 @@ export class Quota {
       };
       waiters.push(waiter);
       line.nudge?.();
-      const { held } = line;
-      const left = held && held.until - Date.now();
-      if (held && left && left > 0) {
-        const waitMs = held.waitMs && held.waitMs - (held.until - held.at - left);
-        const pause = this.#hold(line, { ...held, waitMs }, [waiter], !held.told);
-        held.told = true;
-        // A call that may wait less than the pause left (no end in sight) has it asked again sooner.
-        if (pause !== undefined && pause < left) line.wake?.();
-      }
+      // A line paused in a hold asks again: the hold applies to the newcomer too, and is told.
+      line.wake?.();
       void this.#pump(line, bucket);
     });
   }
@@ -431,11 +420,7 @@ export class Quota {
             continue;
           } catch {}
         }
-        if (pause !== undefined && changes === line.changes) {
-          line.held = { ...admission, at: Date.now(), until: Date.now() + pause };
-          await this.#pause(line, pause);
-          line.held = undefined;
-        }
+        if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
       }
     } catch (cause) {
       // A store that answered nonsense, or a callback that threw: nobody is left waiting.
@@ -450,19 +435,14 @@ export class Quota {
     }
   }
 
-  /** Applies a hold to `these`: fails those it would hold past `maxRetryDelayMs` (or a day), tells the rest (`logged`: in one line). */
-  #hold(
-    line: Line,
-    { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined },
-    these = line.waiters,
-    logged = true,
-  ) {
+  /** Applies a hold: fails waiters it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
+  #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
     const now = Date.now();
     // A wait of 0 (asked 10 ms apart) or an unknown budget's has no end in sight: bounded alike.
     const endless = !waitMs || reason === 'budget-unknown';
     let pause = waitMs === 0 ? 10 : waitMs;
     const told: [Waiter, number][] = [];
-    for (const waiter of [...these]) {
+    for (const waiter of [...line.waiters]) {
       const { maxRetryDelayMs } = waiter.request;
       waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
       const held = now - (waiter.untimedSince ?? now);
@@ -478,7 +458,7 @@ export class Quota {
     }
     told.forEach(([waiter, take], i) => {
       waiter.reason = reason;
-      waiter.request.onHold(reason, take, endless, i === 0 && logged ? told.length : 0);
+      waiter.request.onHold(reason, take, endless, i === 0 ? told.length : 0);
     });
     return line.waiters.length > 0 ? pause : undefined;
   }
