@@ -393,13 +393,11 @@ function timing(
   if (status === 429) {
     const raw = sent['retry-after'] ?? null;
     // An HTTP-date read against the service's clock as read before this answer (a `Date` that runs
-    // ahead cannot shorten the wait) and against this answer's `Date` (exact, however far its clock
-    // is off): the longest reading within a day.
-    const readings = [clock.earliest, httpDate(sent.date ?? null)].map(
-      (serverMs) => parseRetryAfter(raw, serverMs) ?? -1,
+    // ahead cannot shorten the wait) and against this answer's `Date` (a clock never set, in 1970,
+    // still asks its 5 s): the longer reading binds.
+    const longest = Math.max(
+      ...[clock.earliest, httpDate(sent.date ?? null)].map((at) => parseRetryAfter(raw, at) ?? -1),
     );
-    const near = readings.filter((ms) => ms <= HORIZON_MS);
-    const longest = Math.max(...(near.length ? near : readings));
     const ms = longest < 0 ? undefined : longest;
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
     else {

@@ -165,7 +165,6 @@ describe('readTiming', () => {
   it.each([
     ['behind, unset (1972)', -20_000],
     ['two days behind', -2],
-    ['two days ahead', 2],
   ])('waits an HTTP-date Retry-After from its Date on a server whose clock is %s', (_, days) => {
     const serverTime = now + days * 86_400_000;
     const headers = new Headers({
@@ -185,6 +184,32 @@ describe('readTiming', () => {
       'retry-after': new Date(now + 5000).toUTCString(),
     });
     expect(readTiming(headers, 429, now, now, clock).retryAfter?.ms).toBe(5000);
+  });
+
+  it.each([
+    ['two days ahead of the local clock', { date: new Date(now + 2 * 86_400_000).toUTCString() }],
+    ['none', {}],
+    ['unreadable', { date: 'yesterday' }],
+    ['at the Retry-After', { date: new Date(now + 2 * 86_400_000 + 5000).toUTCString() }],
+  ])(
+    'refuses a Retry-After date more than a day ahead on the local clock, its Date %s',
+    (_, date) => {
+      const retryAfter = new Date(now + 2 * 86_400_000 + 5000).toUTCString();
+      const timing = readTiming(new Headers({ ...date, 'retry-after': retryAfter }), 429, now);
+      expect(timing.retryAfter).toBeUndefined();
+      expect(timing.retryAfterTooFar).toBe(true);
+    },
+  );
+
+  it('refuses a Retry-After date a day ahead of the clock learnt, whose Date runs as far ahead', () => {
+    const clock = serviceClock();
+    readTiming(new Headers({ date: new Date(now).toUTCString() }), 200, now, now, clock);
+    const ahead = now + 25 * 3_600_000;
+    const headers = new Headers({
+      date: new Date(ahead).toUTCString(),
+      'retry-after': new Date(ahead + 1000).toUTCString(),
+    });
+    expect(readTiming(headers, 429, now, now, clock).retryAfterTooFar).toBe(true);
   });
 
   it('still refuses an HTTP-date Retry-After more than a day past both clocks', () => {

@@ -152,6 +152,9 @@ interface Line {
   nudge?: (() => void) | undefined;
   unwatch?: (() => void) | undefined;
   changes: number; // signalled by the store: one while it was asked is not lost
+  /** The hold the line is paused in: since when, for how long. */
+  held?: { reason: HoldReason; waitMs?: number | undefined; at: number; pause: number } | undefined;
+  told?: boolean; // a call that joined the hold paused in was told of it in a line
 }
 
 const byStore = shared('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
@@ -268,8 +271,15 @@ export class Quota {
       };
       waiters.push(waiter);
       line.nudge?.();
-      // A line paused in a hold asks again: the hold applies to the newcomer too, and is told.
-      line.wake?.();
+      const { held } = line;
+      const gone = held ? Date.now() - held.at : 0;
+      if (held && gone < held.pause) {
+        // Joining a paused line: held alike, told of the wait left, without asking the store again.
+        const waitMs = held.waitMs && held.waitMs - gone;
+        const pause = this.#hold(line, { reason: held.reason, waitMs }, [waiter], !line.told);
+        line.told = true;
+        if (pause !== undefined && pause < held.pause - gone) line.wake?.();
+      }
       void this.#pump(line, bucket);
     });
   }
@@ -420,7 +430,11 @@ export class Quota {
             continue;
           } catch {}
         }
-        if (pause !== undefined && changes === line.changes) await this.#pause(line, pause);
+        if (pause !== undefined && changes === line.changes) {
+          [line.held, line.told] = [{ ...admission, at: Date.now(), pause }, false];
+          await this.#pause(line, pause);
+          line.held = undefined;
+        }
       }
     } catch (cause) {
       // A store that answered nonsense, or a callback that threw: nobody is left waiting.
@@ -435,18 +449,23 @@ export class Quota {
     }
   }
 
-  /** Applies a hold: fails waiters it would hold past `maxRetryDelayMs` (or a day), tells the rest. */
-  #hold(line: Line, { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined }) {
+  /** Applies a hold to `held`: fails those it would hold past `maxRetryDelayMs` (or a day), tells the rest (`logged`: in a line). */
+  #hold(
+    line: Line,
+    { reason, waitMs }: { reason: HoldReason; waitMs?: number | undefined },
+    held = line.waiters,
+    logged = true,
+  ) {
     const now = Date.now();
     // A wait of 0 (asked 10 ms apart) or an unknown budget's has no end in sight: bounded alike.
     const endless = !waitMs || reason === 'budget-unknown';
     let pause = waitMs === 0 ? 10 : waitMs;
     const told: [Waiter, number][] = [];
-    for (const waiter of [...line.waiters]) {
+    for (const waiter of [...held]) {
       const { maxRetryDelayMs } = waiter.request;
       waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
-      const held = now - (waiter.untimedSince ?? now);
-      const take = holdToTake(endless ? undefined : waitMs, held, maxRetryDelayMs);
+      const heldFor = now - (waiter.untimedSince ?? now);
+      const take = holdToTake(endless ? undefined : waitMs, heldFor, maxRetryDelayMs);
       waiter.since ??= now;
       const end = endless ? now : now + (take ?? 0);
       if (take === undefined || end - waiter.since > HORIZON_MS) {
@@ -458,7 +477,7 @@ export class Quota {
     }
     told.forEach(([waiter, take], i) => {
       waiter.reason = reason;
-      waiter.request.onHold(reason, take, endless, i === 0 ? told.length : 0);
+      waiter.request.onHold(reason, take, endless, i === 0 && logged ? told.length : 0);
     });
     return line.waiters.length > 0 ? pause : undefined;
   }
