@@ -3,7 +3,7 @@ import { runCall } from './call.js';
 import { AnimalStoreError, describeThrown, INSPECT, Redactor } from './errors.js';
 import { type RateLimitInfo, type ResponseTiming, serviceClock } from './headers.js';
 import type { RetryInfo, TracerProviderLike, WithResponse } from './observe.js';
-import { OPERATIONS } from './operations.js';
+import { canonical, OPERATIONS } from './operations.js';
 import type { ClientOptions, Logger, LogLevel, RequestOptions } from './options.js';
 import { defaultQuotaStore, shared } from './quota/MemoryQuotaStore.js';
 import { counters, Quota } from './quota/Quota.js';
@@ -84,9 +84,13 @@ const OTEL = Symbol.for('opentelemetry.js.api.1');
 /** The package's version, which tracers are told (a test holds it to package.json). */
 export const VERSION = '0.2.0';
 
+// Each fetch option, numbered (in every copy of the SDK in the process alike).
+const fetchIds = shared('fetch-ids', () => new WeakMap<object, number>());
+
 /** What a client gives every call it runs: its settings, transport, quota and logger. */
 export class CallContext {
-  readonly id = ++counters.clients;
+  /** The same for clients that send alike (one fetch, the same headers): a call counts their requests as its own. */
+  readonly id: string;
   readonly transport: Transport;
   readonly quota: Quota;
   /** The client's options, checked, without the key. */
@@ -113,6 +117,9 @@ export class CallContext {
     this.settings = rest;
     const { fetch, headers } = settings;
     this.transport = new Transport({ baseUrl, apiKey, fetch, headers });
+    const fetchId = fetch ? (fetchIds.get(fetch) ?? ++counters.clients) : 0;
+    if (fetch) fetchIds.set(fetch, fetchId);
+    this.id = `${fetchId} ${canonical(Object.fromEntries(headers))}`;
     this.quota = new Quota(
       settings.quotaStore ?? defaultQuotaStore(),
       bucketName(apiKey, baseUrl),

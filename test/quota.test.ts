@@ -970,6 +970,28 @@ describe('a hostile or broken server or store', () => {
     expect(gaps).toEqual([150, 250, 450, 850, 1650]);
   });
 
+  it('pauses the key alike whether calls share a client or each make their own', async () => {
+    const outage = async (perCall: boolean) => {
+      const sentAt: number[] = [];
+      const refused = async () => {
+        sentAt.push(Date.now());
+        throw new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } });
+      };
+      const quotaStore = new MemoryQuotaStore();
+      const shared = clientWith(refused, { quotaStore });
+      const start = Date.now();
+      await endsWithoutJitter(() =>
+        Array.from({ length: 6 }, () =>
+          (perCall ? clientWith(refused, { quotaStore }) : shared).listPets(),
+        ),
+      );
+      return { sent: sentAt.length, gaps: sentAt.map((at) => at - start) };
+    };
+    const alike = await outage(false);
+    expect(await outage(true)).toEqual(alike);
+    expect(alike.sent).toBeLessThanOrEqual(9);
+  });
+
   it('serves every call it holds once the service answers again after refusing', async () => {
     let sent = 0;
     const healing = () =>

@@ -15,9 +15,7 @@ const BACKOFF_CAP_MS = 8_000;
 export const BACKOFF_FLOOR_MS = 100;
 /** The cooldown after a 429 asking more than a day: not believed, but no sign to come back soon. */
 export const DISBELIEVED_COOLDOWN_MS = 60_000;
-/** Back-off after a 429 that says nothing: 1 s doubling up to ten minutes, by the key's 429s in a row. */
-const LEARNT_BASE_MS = 1_000;
-const LEARNT_CAP_MS = 600_000;
+const [LEARNT_BASE_MS, LEARNT_CAP_MS] = [1_000, 600_000]; // after a 429 that says nothing, by 429s in a row
 
 /** Back-off for the `n`-th failure in a row: `base` doubling up to `cap`, less up to half at random. */
 export function backoffDelay(
@@ -167,6 +165,8 @@ function linesOf(store: QuotaStore): Map<string, Line> {
 
 /** Counted by every copy of the SDK in the process: its ESM and CJS builds share the lines. */
 export const counters = shared('counters', () => ({ clients: 0, order: 0 }));
+/** Each key's requests in a row without a response, whichever client of the store sent them. */
+const silencesOf = shared('silences', () => new WeakMap<QuotaStore, Map<string, number>>());
 
 /** Why a request got no response, when it left, the time limit it ran out of (if it did). */
 export type Lost = { cause: unknown; sent: string; timedOutAfter?: number | undefined };
@@ -216,7 +216,6 @@ export class Quota {
   readonly remote: boolean;
   /** 429s kept in `cooldowns`, for every client of the key in the process but those of a `MemoryQuotaStore` made for them. */
   readonly #shared: boolean;
-  #silent = 0; // requests in a row without a response
   /** Each lease's grant: when, the key's 429s in a row as the store counts them, the 429s seen here then. */
   readonly #leases = new Map<string, Grant>();
   #strikes = 0; // this client's own count of the key's 429s in a row (a floor)
@@ -326,11 +325,15 @@ export class Quota {
       this.#tooMany++;
     } else if (fresh && ((status >= 200 && status < 300) || (status >= 400 && status < 500)))
       this.#strikes = 0;
-    if (status === 0 && !gaveUp)
-      observation = { ...observation, cooldownMs: silentCooldown(++this.#silent) };
-    else if (status !== 0) this.#silent = 0;
     try {
       const bucket = typeof this.#bucket === 'string' ? this.#bucket : await this.#bucket;
+      const silences = silencesOf.get(this.store) ?? new Map<string, number>();
+      silencesOf.set(this.store, silences);
+      const silent = status === 0 && !gaveUp ? (silences.get(bucket) ?? 0) + 1 : 0;
+      if (status !== 0 || silent) silences.delete(bucket);
+      if (silent) observation = { ...observation, cooldownMs: silentCooldown(silent) };
+      if (silent && silences.set(bucket, silent).size > 1000)
+        silences.delete(silences.keys().next().value as string);
       const line = linesOf(this.store).get(bucket);
       if (line && !gaveUp)
         lost(line, status === 0 && failure && granted ? { ...failure, ...granted } : undefined);

@@ -138,7 +138,7 @@ import { root } from './pack.js';
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 29.1 * 1024, total: 37.1 * 1024, plain: 36.6 * 1024 };
+export const BUDGET = { initial: 29.2 * 1024, total: 37.2 * 1024, plain: 36.7 * 1024 };
 
 export interface Size {
   minified: number;
