@@ -87,7 +87,7 @@ class Call<In extends SchemaName = SchemaName, Out extends SchemaName = SchemaNa
   outage(lost: number, cause: unknown, timedOut: boolean, same: boolean): Error {
     const what = `${same ? 'the same request' : `${this.operation.name} requests, after its own got none,`} got no response ${lost > 1 ? `${lost} times in a row` : 'once'} while it waited, as often as it would have tried alone`;
     return new (timedOut ? TimeoutError : ConnectionError)(
-      `${this.operation.name} was not sent${this.attempts ? ` again after attempt ${this.attempts}` : ''}: ${what}. Check the network and baseUrl.`,
+      `${this.operation.name} was not sent${this.attempts ? ` again after attempt ${this.attempts}` : ''}: ${what}. ${timedOut ? 'Raise timeoutMs if the service is slow' : 'Check the network and baseUrl'}.`,
       { cause },
     );
   }

@@ -1228,7 +1228,10 @@ describe('a hostile or broken server or store', () => {
       r.status === 'rejected' && /was not sent/.test(String(r.reason)) ? [r.reason] : [],
     );
     expect(unsent.length).toBeGreaterThan(0);
-    for (const error of unsent) expect(error).toBeInstanceOf(TimeoutError);
+    for (const error of unsent) {
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(error.message).toMatch(/Raise timeoutMs if the service is slow\.$/);
+    }
   });
 
   it('counts the time each failed request took: a call alone would have waited them out', async () => {
