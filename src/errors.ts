@@ -257,13 +257,22 @@ function describeBody(response: FailedResponse): string {
   return `a body that is not the service's Error JSON (${type}): ${JSON.stringify(excerpt)}`;
 }
 
+const spentAdvice = (spent: number | undefined, lead: string) =>
+  spent === undefined
+    ? ''
+    : `${lead} call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again later.`;
+
+/** For a 5xx: why a GET was not retried (a POST never is: the animal may have been added). */
+function serverAdvice(response: FailedResponse): string {
+  if (response.method === 'POST') return POSSIBLY_ACTED;
+  if (response.tooLongToWait)
+    return rateLimitAdvice({ ...response, retryAfterMs: response.askedMs });
+  return spentAdvice(response.retriesSpent, ' The');
+}
+
 function rateLimitAdvice(response: FailedResponse): string {
   const wait = response.retryAfterMs;
-  const spent = response.retriesSpent;
-  const tried =
-    spent === undefined
-      ? '.'
-      : `; the call's retries (maxRetries: ${spent}) were spent, so it was not retried. Raise maxRetries, or try again later.`;
+  const tried = spentAdvice(response.retriesSpent, '; the') || '.';
   const raise = ' Raise maxRetryDelayMs to wait that long, or try again later.';
   if (response.guessed && response.tooLongToWait) {
     return ` After 429s in a row, the back-off (${wait} ms) is longer than maxRetryDelayMs (${response.maxRetryDelayMs} ms), so the client did not wait.${raise}`;
@@ -325,7 +334,7 @@ export function errorFromResponse(response: FailedResponse): ApiError {
       });
     default:
       if (status < 500 || status >= 600) return new ApiError(head, details);
-      return new ServerError(`${head}${response.method === 'POST' ? POSSIBLY_ACTED : ''}`, details);
+      return new ServerError(`${head}${serverAdvice(response)}`, details);
   }
 }
 

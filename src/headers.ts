@@ -390,7 +390,8 @@ function timing(
   }
   let retryAfter: ResponseTiming['retryAfter'];
   let tooFar = false;
-  if (status === 429) {
+  // A 5xx's Retry-After (RFC 9110's 503) delays its retry; only a 429's makes the key wait.
+  if (status === 429 || status >= 500) {
     const raw = sent['retry-after'] ?? null;
     // An HTTP-date read against the service's clock as read before this answer (a `Date` that runs
     // ahead cannot shorten the wait) and against this answer's `Date` (a clock never set, in 1970,
@@ -400,11 +401,9 @@ function timing(
     );
     const ms = longest < 0 ? undefined : longest;
     if (ms !== undefined && ms <= HORIZON_MS) retryAfter = { ms, source: 'retry-after' };
-    else {
-      if (ms !== undefined) {
-        ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);
-        tooFar = true;
-      }
+    else if (ms !== undefined) ignored.push(`Retry-After ${excerpt(raw ?? '')} (more than a day)`);
+    if (status === 429 && !retryAfter) {
+      tooFar = ms !== undefined;
       // A 429 is itself the budget spent: a reset sent without the rest of its form is its wait.
       const alone = found
         ? []

@@ -128,6 +128,18 @@ describe('decide', () => {
     expect(decide({ kind: 'response', status: 500 }, at(5, true, 50))).toEqual({});
   });
 
+  it("waits a 5xx's Retry-After when longer than the back-off, never cut short, and not for a POST", () => {
+    const asks = (ms: number) =>
+      ({ kind: 'response', status: 503, retryAfter: { ms, source: 'retry-after' } }) as const;
+    expect(decide(asks(100), at(1)).retry?.delayMs).toBe(500);
+    expect(decide(asks(2500), at(1, true, 3000)).retry).toEqual({
+      delayMs: 2500,
+      reason: 'server-error',
+    });
+    expect(decide(asks(5000), at(1, true, 3000))).toEqual({ tooLong: true });
+    expect(decide(asks(5000), at(1, false, 3000))).toEqual({});
+  });
+
   it.each([400, 401, 404, 418, 200])('never retries a %i', (status) => {
     expect(decide({ kind: 'response', status }, at(1))).toEqual({});
   });

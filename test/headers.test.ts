@@ -142,8 +142,14 @@ describe('readTiming', () => {
     ).toBeUndefined();
   });
 
-  it('reads no wait from a response that is not a 429', () => {
-    expect(readTiming(new Headers({ 'retry-after': '3' }), 503, now).retryAfter).toBeUndefined();
+  it("reads a 5xx's Retry-After, but no wait from a 2xx or 4xx other than 429", () => {
+    const headers = new Headers({ 'retry-after': '3', 'x-ratelimit-reset': '9' });
+    expect(readTiming(headers, 503, now).retryAfter).toEqual({ ms: 3000, source: 'retry-after' });
+    headers.delete('retry-after');
+    expect(readTiming(headers, 503, now).retryAfter).toBeUndefined();
+    headers.set('retry-after', '3');
+    for (const status of [200, 404])
+      expect(readTiming(headers, status, now).retryAfter).toBeUndefined();
   });
 
   it('measures X-RateLimit-Reset and HTTP-date Retry-After against the server’s Date when the clocks disagree', () => {

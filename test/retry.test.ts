@@ -15,18 +15,26 @@ afterEach(() => vi.useRealTimers());
 const ok = () => json([rex]);
 
 describe('retries after 429', () => {
-  it('waits out Retry-After given in seconds, never earlier and without jitter', async () => {
-    const stub = scriptedFetch(apiError(429, { 'retry-after': '3' }), ok());
-    const call = clientWith(stub.fetch).listPets();
-    await settle();
-    expect(stub.received).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(2999);
-    expect(stub.received).toHaveLength(1);
-    await vi.advanceTimersByTimeAsync(1);
-    await expect(call).resolves.toEqual([rex]);
-    expect(stub.received).toHaveLength(2);
-    expect(stub.received[1]!.at - stub.received[0]!.at).toBe(3000);
-  });
+  it.each([
+    [429, 'retry-after'],
+    [503, 'server-error'],
+  ])(
+    'waits out the Retry-After of a %i given in seconds, never earlier and without jitter',
+    async (status, reason) => {
+      const stub = scriptedFetch(apiError(status, { 'retry-after': '3' }), ok());
+      const onRetry = vi.fn();
+      const call = clientWith(stub.fetch, { onRetry }).listPets();
+      await settle();
+      expect(stub.received).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(2999);
+      expect(stub.received).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      await expect(call).resolves.toEqual([rex]);
+      expect(stub.received).toHaveLength(2);
+      expect(stub.received[1]!.at - stub.received[0]!.at).toBe(3000);
+      expect(onRetry).toHaveBeenCalledWith(expect.objectContaining({ reason, delayMs: 3000 }));
+    },
+  );
 
   it('waits out Retry-After given as an HTTP-date', async () => {
     const at = new Date(Date.now() + 5000).toUTCString();
@@ -121,6 +129,30 @@ describe('retries after other failures', () => {
     await vi.advanceTimersByTimeAsync(10_000);
     await expect(call).resolves.toEqual([rex]);
     expect(reasons).toEqual(['server-error', 'server-error']);
+  });
+
+  it("fails a GET at once when a 5xx's Retry-After is longer than maxRetryDelayMs", async () => {
+    const long = scriptedFetch(apiError(503, { 'retry-after': '120' }), ok());
+    const error = await clientWith(long.fetch, { maxRetryDelayMs: 10_000 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect(long.received).toHaveLength(1);
+    expect(error).toBeInstanceOf(ServerError);
+    expect((error as Error).message).toMatch(
+      /asks to wait 120000 ms \(until .+\), longer than maxRetryDelayMs \(10000 ms\), so the client did not wait/,
+    );
+  });
+
+  it('says when a 5xx ends a GET whose retries are spent', async () => {
+    const stub = scriptedFetch().thenAlways(apiError(503));
+    const error = clientWith(stub.fetch, { maxRetries: 1 })
+      .listPets()
+      .catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(stub.received).toHaveLength(2);
+    expect(((await error) as Error).message).toMatch(
+      /The call's retries \(maxRetries: 1\) were spent, so it was not retried/,
+    );
   });
 
   it('retries a GET after a connection error', async () => {

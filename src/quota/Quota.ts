@@ -76,21 +76,18 @@ export interface Decision {
   readonly tooLong?: boolean;
 }
 
-/** Whether a failed attempt is retried, after how long and why (docs/rate-limits.md); retries left are p-retry's count. */
+/** Whether a failed attempt is retried, after how long and why (a 5xx's Retry-After is not the key's wait; docs/rate-limits.md); retries left are p-retry's count. */
 export function decide(outcome: Outcome, situation: Situation): Decision {
   const { resend, attempt, strikes = 1, maxRetryDelayMs, random = Math.random } = situation;
   const { status = 0 } = outcome;
   if (outcome.kind === 'no-response' || (status >= 500 && status < 600)) {
-    const reason =
-      outcome.kind === 'response'
-        ? 'server-error'
-        : outcome.timedOut
-          ? 'timeout'
-          : 'connection-error';
-    const delayMs = resend
-      ? waitToTake(backoffDelay(attempt, random), false, maxRetryDelayMs)
-      : undefined;
-    return delayMs === undefined ? {} : { retry: { delayMs, reason } };
+    const server = outcome.kind === 'response';
+    const reason = server ? 'server-error' : outcome.timedOut ? 'timeout' : 'connection-error';
+    const asked = (server && outcome.retryAfter?.ms) || 0;
+    const wait = Math.max(backoffDelay(attempt, random), asked);
+    const delayMs = resend ? waitToTake(wait, asked > 0, maxRetryDelayMs) : undefined;
+    if (delayMs === undefined) return resend && asked > 0 ? { tooLong: true } : {};
+    return { retry: { delayMs, reason } };
   }
   if (status !== 429) return {};
   if (outcome.retryAfterTooFar) return { cooldownMs: DISBELIEVED_COOLDOWN_MS, tooLong: true };

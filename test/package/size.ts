@@ -133,12 +133,16 @@ import { root } from './pack.js';
  * and a call's bad options as RequestValidationError (28.75, 36.76, 36.28);
  * then 0.1 KiB for what an attack on that found: a query the same in any
  * order, clients and the line counted by every build in the process, a
- * call's options that throw anything (28.83, 36.84, 36.36).
+ * call's options that throw anything (28.83, 36.84, 36.36); then 0.3 KiB for
+ * a call joining a hold told of its wait, a Retry-After date read against the
+ * 429's own Date, no response counted per key (29.15, 37.16, 36.68); then 0.1
+ * KiB for a 5xx's Retry-After read, and a ServerError saying its call's
+ * retries were spent (29.26, 37.27, 36.78).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 29.2 * 1024, total: 37.2 * 1024, plain: 36.7 * 1024 };
+export const BUDGET = { initial: 29.3 * 1024, total: 37.3 * 1024, plain: 36.8 * 1024 };
 
 export interface Size {
   minified: number;
