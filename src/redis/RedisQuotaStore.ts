@@ -9,7 +9,7 @@ import type {
   QuotaStore,
 } from '../quota/store.js';
 import { describeValue } from '../settings.js';
-import { adapt, type RedisClient, type RedisScripts, sha1Of } from './clients.js';
+import { type Adapted, adapt, type RedisClient, sha1Of } from './clients.js';
 import { type RedisScript, SCRIPTS } from './scripts.js';
 
 /** Options of {@link RedisQuotaStore}. */
@@ -17,7 +17,9 @@ export interface RedisQuotaStoreOptions {
   /**
    * A connected node-redis client (`createClient()` of `redis`), an ioredis
    * client (`new Redis()` of `ioredis`), or any client adapted to
-   * {@link RedisScripts}. The store never closes it.
+   * {@link RedisScripts}. The store never closes it, but makes it reconnect
+   * when its connection stops answering while Redis answers a new one (a
+   * connection the network dropped silently).
    */
   client: RedisClient;
   /**
@@ -62,6 +64,9 @@ const DEFAULT_LEASE_MS = 60_000;
 // reply costs no longer than that): every process of a fleet finds it back
 // within about that long of each other.
 const RETRY_MS = 250;
+// A connection that answers none of the store's commands for this long is checked, a new one
+// given this long to answer.
+const SUSPECT_MS = 1_000;
 // A lease Redis granted too late goes back unless a call takes it within this long.
 const SPARE_MS = 250;
 // The store logs losing Redis, and finding it back, once a minute at most.
@@ -138,7 +143,11 @@ function randomId(): string {
  * ```
  */
 export class RedisQuotaStore implements QuotaStore {
-  readonly #redis: RedisScripts;
+  readonly #redis: Adapted;
+  /** The store's commands Redis has not answered yet, and since when none of them was. */
+  #unanswered = 0;
+  #quietSince = 0;
+  #probing = false;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #logger: Pick<Logger, 'error' | 'warn'>;
@@ -158,7 +167,7 @@ export class RedisQuotaStore implements QuotaStore {
   #retry: ReturnType<typeof setTimeout> | undefined;
   /** How many times Redis was lost: a call sent before the last loss does not say it is back. */
   #downSince = 0;
-  readonly #logged = new Map<'error' | 'warn', number>();
+  readonly #logged = new Map<string, number>();
   /** The last window this process saw per bucket, whose count Redis may lose. */
   readonly #windows = new Map<string, Seen>();
   /** The end of the last 429's cooldown this process saw per bucket (epoch ms), told again with each renewal. */
@@ -241,7 +250,49 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   #timed<T>(promise: Promise<T>): Promise<T> {
-    return within(promise, this.#timeoutMs, `Redis did not answer within ${this.#timeoutMs} ms`);
+    if (this.#unanswered++ === 0) this.#quietSince = Date.now();
+    const answered = () => {
+      this.#unanswered--;
+      this.#quietSince = Date.now();
+    };
+    promise.then(answered, answered);
+    return within(
+      promise,
+      this.#timeoutMs,
+      `Redis did not answer within ${this.#timeoutMs} ms`,
+    ).catch((error: unknown) => {
+      if (this.#unanswered > 0 && !this.#probing && Date.now() - this.#quietSince >= SUSPECT_MS)
+        void this.#probe();
+      throw error;
+    });
+  }
+
+  /**
+   * A connection that answers nothing while commands wait may be dead without knowing it (a NAT,
+   * firewall or load balancer dropped it): when Redis answers a new connection meanwhile, the
+   * client is made to open a new one. A Redis that is slow, or cut off, answers neither.
+   */
+  async #probe(): Promise<void> {
+    const { probe, reconnect } = this.#redis;
+    if (!probe || !reconnect) return;
+    this.#probing = true;
+    const quiet = this.#quietSince;
+    try {
+      await probe(SUSPECT_MS);
+      if (this.#quietSince !== quiet || this.#unanswered === 0) return;
+      this.#quietSince = Date.now();
+      reconnect();
+      // Its subscriptions went with it: taken again once Redis answers (see #recovered).
+      for (const watch of this.#watches.values()) watch.unsubscribe = undefined;
+      this.#log(
+        'warn',
+        "Redis answered a new connection but not the client's: the client reconnects (its connection was dropped on the way without its knowing).",
+        'reconnect',
+      );
+    } catch {
+    } finally {
+      this.#probing = false;
+    }
   }
 
   #run(script: RedisScript, bucket: string, args: string[]): Promise<unknown> {
@@ -327,10 +378,10 @@ export class RedisQuotaStore implements QuotaStore {
   }
 
   /** One line of each kind a minute at most: a Redis that flaps does not flood the log. */
-  #log(level: 'error' | 'warn', line: string): void {
+  #log(level: 'error' | 'warn', line: string, kind: string = level): void {
     const now = Date.now();
-    if (now - (this.#logged.get(level) ?? Number.NEGATIVE_INFINITY) < LOG_EVERY_MS) return;
-    this.#logged.set(level, now);
+    if (now - (this.#logged.get(kind) ?? Number.NEGATIVE_INFINITY) < LOG_EVERY_MS) return;
+    this.#logged.set(kind, now);
     try {
       this.#logger[level](`[animal-store] ${line}`);
     } catch {}

@@ -41,6 +41,28 @@ export interface IORedisClient {
 /** The clients `RedisQuotaStore` takes. */
 export type RedisClient = NodeRedisClient | IORedisClient | RedisScripts;
 
+/** A client adapted; node-redis and ioredis can also ping on a new connection (closed within `ms`), and reconnect. */
+export type Adapted = RedisScripts & {
+  readonly probe?: (ms: number) => Promise<unknown>;
+  readonly reconnect?: () => void;
+};
+
+/** Runs `ping` on `fresh`, closing it (`close`) when done or after `ms`, whichever is first. */
+async function pingOn<T>(
+  fresh: T,
+  ms: number,
+  ping: (fresh: T) => Promise<unknown>,
+  close: (fresh: T) => unknown,
+) {
+  const timer = setTimeout(() => close(fresh), ms);
+  try {
+    return await ping(fresh);
+  } finally {
+    clearTimeout(timer);
+    close(fresh);
+  }
+}
+
 interface NodeRedis {
   evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
@@ -49,6 +71,7 @@ interface NodeRedis {
   on(event: 'error', listener: (error: unknown) => void): unknown;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
+  ping(): Promise<unknown>;
   destroy?(): unknown;
   disconnect?(): unknown;
 }
@@ -61,7 +84,8 @@ interface IORedis {
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
-  disconnect(): unknown;
+  ping(): Promise<unknown>;
+  disconnect(reconnect?: boolean): unknown;
 }
 
 /**
@@ -114,9 +138,11 @@ class Channels {
   }
 }
 
-function fromNodeRedis(client: NodeRedis): RedisScripts {
+const ignore = (settled: unknown) => Promise.resolve(settled).catch(() => undefined);
+
+function fromNodeRedis(client: NodeRedis): Adapted {
   const close = (subscriber: NodeRedis) =>
-    (subscriber.destroy ?? subscriber.disconnect)?.call(subscriber);
+    ignore((subscriber.destroy ?? subscriber.disconnect)?.call(subscriber));
   const channels = new Channels(async () => {
     const subscriber = client.duplicate();
     // An unhandled 'error' event would end the process; failures surface through the calls.
@@ -127,6 +153,25 @@ function fromNodeRedis(client: NodeRedis): RedisScripts {
   return {
     eval: (script, keys, args) => client.eval(script, { keys, arguments: args }),
     evalsha: (sha1, keys, args) => client.evalSha(sha1, { keys, arguments: args }),
+    // One server's client only (it has SELECT): a Sentinel's or a Cluster's is not connected again so.
+    ...(isFunction((client as unknown as Record<string, unknown>).select) && {
+      probe: (ms: number) =>
+        pingOn(
+          client.duplicate(),
+          ms,
+          async (fresh) => {
+            fresh.on('error', () => undefined);
+            await fresh.connect();
+            return fresh.ping();
+          },
+          close,
+        ),
+      reconnect() {
+        close(client);
+        ignore(client.connect());
+        ignore(channels.take()?.then((subscriber) => close(subscriber as NodeRedis)));
+      },
+    }),
     async subscribe(channel, listener) {
       channels.listen(channel, listener);
       const subscriber = (await channels.connection()) as NodeRedis;
@@ -143,7 +188,7 @@ function fromNodeRedis(client: NodeRedis): RedisScripts {
   };
 }
 
-function fromIORedis(client: IORedis): RedisScripts {
+function fromIORedis(client: IORedis): Adapted {
   const channels = new Channels(async (deliver) => {
     const subscriber = client.duplicate();
     subscriber.on('error', () => undefined);
@@ -153,6 +198,20 @@ function fromIORedis(client: IORedis): RedisScripts {
   return {
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
     evalsha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
+    probe(ms) {
+      const fresh = client.duplicate();
+      fresh.on('error', () => undefined);
+      return pingOn(
+        fresh,
+        ms,
+        (it) => it.ping(),
+        (it) => it.disconnect(),
+      );
+    },
+    reconnect() {
+      client.disconnect(true);
+      ignore(channels.take()?.then((subscriber) => (subscriber as IORedis).disconnect()));
+    },
     async subscribe(channel, listener) {
       channels.listen(channel, listener);
       const subscriber = (await channels.connection()) as IORedis;
@@ -172,7 +231,7 @@ function fromIORedis(client: IORedis): RedisScripts {
 const isFunction = (value: unknown): boolean => typeof value === 'function';
 
 /** The client as {@link RedisScripts}, or `undefined` when it is none of the three. */
-export function adapt(client: unknown): RedisScripts | undefined {
+export function adapt(client: unknown): Adapted | undefined {
   if (typeof client !== 'object' || client === null) return undefined;
   const c = client as Record<string, unknown>;
   if (isFunction(c.evalSha) && isFunction(c.duplicate)) return fromNodeRedis(client as NodeRedis);

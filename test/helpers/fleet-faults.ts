@@ -297,6 +297,15 @@ export const FAULTS = {
     await sleep(6_000);
     for (const proxy of proxies) proxy.heal();
   },
+  "every worker's connections to Redis dropped silently by the network for 6 s": async ({
+    proxies,
+    at,
+  }: FaultContext) => {
+    await at(2_000);
+    for (const proxy of proxies) proxy.sever();
+    await sleep(6_000);
+    for (const proxy of proxies) proxy.heal();
+  },
   'Redis SIGKILLed, restarted empty 1 s later': async ({ restartRedis, at }: FaultContext) => {
     await at(2_000);
     await restartRedis(1_000);

@@ -15,6 +15,12 @@ export interface RedisProxy {
    * dropped, which TCP sends again once the network heals).
    */
   blackhole(): void;
+  /**
+   * Drops every byte either way for good on the connections open now or
+   * opened until `heal`, sockets left open: what a NAT, firewall or load
+   * balancer that forgot them does (no reset, no reply ever again).
+   */
+  sever(): void;
   /** Resets every connection and refuses new ones. */
   reset(): void;
   /** Forwards again, without delay, to `port` (the same Redis by default, or a new one). */
@@ -22,13 +28,14 @@ export interface RedisProxy {
   close(): Promise<void>;
 }
 
-type Mode = 'pass' | 'blackhole' | 'refuse';
+type Mode = 'pass' | 'blackhole' | 'refuse' | 'sever';
 
 export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
   let target = targetPort;
   let mode: Mode = 'pass';
   let delay: [number, number] = [0, 0];
   const pairs = new Set<[Socket, Socket]>();
+  const severed = new Set<[Socket, Socket]>();
   // What a partition holds back, sent in order when it heals.
   let held: Array<() => void> = [];
 
@@ -40,6 +47,7 @@ export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
     const upstream = connect(target, '127.0.0.1');
     const pair: [Socket, Socket] = [client, upstream];
     pairs.add(pair);
+    if (mode === 'sever') severed.add(pair);
     // Replies keep their order: one queue per connection, each chunk written
     // once its delay is over and every chunk before it was (timers of
     // different lengths that end in the same millisecond may fire in any order).
@@ -49,6 +57,7 @@ export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
       timer = undefined;
       while (due.length > 0 && due[0]!.at <= Date.now()) {
         const { chunk } = due.shift()!;
+        if (severed.has(pair)) continue;
         if (mode === 'pass') client.write(chunk);
         else held.push(() => client.write(chunk));
       }
@@ -57,12 +66,14 @@ export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
     const end = () => {
       clearTimeout(timer);
       pairs.delete(pair);
+      severed.delete(pair);
       client.destroy();
       upstream.destroy();
     };
     client.on('error', end).on('close', end);
     upstream.on('error', end).on('close', end);
     client.on('data', (chunk: Buffer) => {
+      if (severed.has(pair)) return;
       if (mode === 'pass') upstream.write(chunk);
       else held.push(() => upstream.write(chunk));
     });
@@ -86,6 +97,10 @@ export async function startRedisProxy(targetPort: number): Promise<RedisProxy> {
     },
     blackhole() {
       mode = 'blackhole';
+    },
+    sever() {
+      mode = 'sever';
+      for (const pair of pairs) severed.add(pair);
     },
     reset() {
       mode = 'refuse';
