@@ -1,6 +1,7 @@
 // The Redis store against a real redis-server of its own (never a fake): the
 // scripts' rules, the two clients, several stores standing for several
 // processes, and Redis paused or gone.
+import { inspect } from 'node:util';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -946,6 +947,28 @@ describe('RedisQuotaStore options', () => {
     closers.push(() => raw.quit());
     await expect(client.listPets()).resolves.toEqual([]);
     expect(sent).toHaveLength(1);
+  });
+
+  it("keeps a Redis password out of a call's error, however deep it is inspected (an ioredis client whose password was rotated)", async () => {
+    const user = 'rotated-user';
+    await admin.sendCommand(['ACL', 'SETUSER', user, 'on', '>current-pw', '~*', '&*', '+@all']);
+    closers.push(() => admin.sendCommand(['ACL', 'DELUSER', user]));
+    const secret = 'old-pw-7c1e9a04';
+    const redis = new Redis(server.url.replace('redis://', `redis://${user}:${secret}@`), {
+      maxRetriesPerRequest: 0,
+    });
+    redis.on('error', () => undefined);
+    closers.push(() => redis.disconnect());
+    const store = new RedisQuotaStore({
+      client: redis,
+      logger: { error: () => {}, warn: () => {} },
+    });
+    const { client, sent } = recordingClient(store);
+    const signal = AbortSignal.timeout(5_000);
+    const error = await client.listPets({}, { signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnimalStoreError);
+    expect(inspect(error, { depth: 20, showHidden: true })).not.toContain(secret);
+    expect(sent).toEqual([]);
   });
 
   it('is a QuotaStore a client takes, and admits its calls', async () => {

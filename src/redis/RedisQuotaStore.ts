@@ -339,14 +339,14 @@ export class RedisQuotaStore implements QuotaStore {
       ) {
         throw new AnimalStoreError(
           `Redis refused the quota store's script (${describe(error)}). The store needs a primary, EVAL and EVALSHA, PUBLISH and SUBSCRIBE, and the keys under its prefix.`,
-          { cause: error },
+          { cause: bare(error) },
         );
       }
       // A client its owner never connected, or closed: waiting does not cure that either.
       if (this.#shut()) {
         throw new AnimalStoreError(
           `The Redis client given to RedisQuotaStore is not connected (${describe(error)}): connect it before the first call (await client.connect()) and close it only after the last. Nothing was sent.`,
-          { cause: error },
+          { cause: bare(error) },
         );
       }
       const first = this.#downUntil === 0;
@@ -751,6 +751,13 @@ function safeJson(value: unknown): string {
   } catch {
     return typeof value;
   }
+}
+
+/** The error's name and message alone: a client's error may hold the command it sent (AUTH's password). */
+function bare(error: unknown): Error {
+  const copy = new Error(describe(error));
+  if (error instanceof Error) copy.name = error.name;
+  return copy;
 }
 
 function describe(error: unknown): string {
