@@ -949,6 +949,33 @@ describe('RedisQuotaStore options', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it.each([
+    'LOADING Redis is loading the dataset in memory',
+    "READONLY You can't write against a read only replica.",
+    "OOM command not allowed when used memory > 'maxmemory'.",
+    'ERR max number of clients reached',
+  ])('waits out a Redis answering %s as an outage, then admits the call', async (reply) => {
+    const real = (await clientOf('ioredis')) as Redis;
+    let failing = true;
+    const flaky: RedisScripts = {
+      async eval(script, keys, args) {
+        if (failing) throw Object.assign(new Error(reply), { name: 'ReplyError' });
+        return real.eval(script, keys.length, ...keys, ...args);
+      },
+    };
+    const store = new RedisQuotaStore({
+      client: flaky,
+      logger: { error: () => {}, warn: () => {} },
+    });
+    const { client, sent } = recordingClient(store);
+    const call = client.listPets();
+    await sleep(600);
+    expect(sent).toEqual([]);
+    failing = false;
+    await expect(call).resolves.toEqual([]);
+    expect(sent).toHaveLength(1);
+  });
+
   it("keeps a Redis password out of a call's error, however deep it is inspected (an ioredis client whose password was rotated)", async () => {
     const user = 'rotated-user';
     await admin.sendCommand(['ACL', 'SETUSER', user, 'on', '>current-pw', '~*', '&*', '+@all']);

@@ -333,7 +333,7 @@ export class RedisQuotaStore implements QuotaStore {
       const kind = `${String(thrown.name)} ${String(thrown.constructor?.name)}`;
       if (
         /ReplyError|ErrorReply|SimpleError|BlobError/.test(kind) &&
-        !/^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONLY|MOVED|ASK)\b/.test(
+        !/^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|CLUSTERDOWN|READONLY|MOVED|ASK|OOM)\b|^ERR max number of clients/.test(
           describe(error),
         )
       ) {
