@@ -330,14 +330,14 @@ const success = (arrival: Arrival): Fault =>
     ? jsonFault(201, PET)
     : jsonFault(200, arrival.url.includes('/pets/') ? PET : [PET]);
 
-/** One retry, attempts limited to 1.5 s (a loaded machine answers a fault within it), waits up to 5 s. */
+/** One retry, attempts limited to 3 s (a loaded machine answers a fault within it), waits up to 5 s. */
 const matrixClient = (baseUrl: string) =>
   new PetsClient({
     apiKey: KEY,
     baseUrl,
     maxRetries: 1,
     maxRetryDelayMs: 5000,
-    timeoutMs: 1500,
+    timeoutMs: 3000,
     logLevel: 'off',
     deprecationWarnings: false,
   });
