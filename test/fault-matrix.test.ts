@@ -215,7 +215,7 @@ const cases: Case[] = [
   },
   {
     name: 'a slow drip past the timeout',
-    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), drip: { pieces: 8, dripMs: 300 } }),
+    fault: (op) => ({ ...jsonFault(200, pet(op, PET)), drip: { pieces: 16, dripMs: 300 } }),
     get: [ok, 2],
     post: [fails(TimeoutError), 1],
   },
