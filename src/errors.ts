@@ -265,9 +265,9 @@ const spentAdvice = (spent: number | undefined, lead: string) =>
 /** For a 5xx: why a GET was not retried (a POST never is: the animal may have been added). */
 function serverAdvice(response: FailedResponse): string {
   if (response.method === 'POST') return POSSIBLY_ACTED;
-  if (response.tooLongToWait)
-    return rateLimitAdvice({ ...response, retryAfterMs: response.askedMs });
-  return spentAdvice(response.retriesSpent, ' The');
+  if (response.retriesSpent !== undefined || !response.tooLongToWait)
+    return spentAdvice(response.retriesSpent, ' The');
+  return rateLimitAdvice({ ...response, retryAfterMs: response.askedMs });
 }
 
 function rateLimitAdvice(response: FailedResponse): string {

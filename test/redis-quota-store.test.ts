@@ -94,6 +94,29 @@ const leaseOf = (admission: Admission): string => {
 };
 
 describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind) => {
+  it("waits out a BLPOP of the app's own on the client it shares, never reconnecting it", async () => {
+    const redis = await clientOf(kind);
+    const lines: Lines = { error: [], warn: [] };
+    const store = new RedisQuotaStore({
+      client: redis,
+      prefix: `t:${kind}:blpop:`,
+      logger: { error: (l) => lines.error.push(l), warn: (l) => lines.warn.push(l) },
+    });
+    closers.push(() => store.close());
+    const { client, sent } = recordingClient(store);
+    await client.listPets();
+    const popped =
+      kind === 'ioredis'
+        ? (redis as Redis).blpop('nothing-here', 2)
+        : (redis as Awaited<ReturnType<typeof connectNodeRedis>>).blPop('nothing-here', 2);
+    await sleep(50);
+    const call = client.listPets();
+    await expect(popped).resolves.toBeNull();
+    await expect(call).resolves.toEqual([]);
+    expect(sent).toHaveLength(2);
+    expect(lines.warn.join('\n')).not.toMatch(/reconnects/);
+  });
+
   it('lets one probe go while the budget is unknown, for every process', async () => {
     const prefix = `t:${kind}:probe:`;
     const a = (await storeOf(kind, { prefix })).store;

@@ -143,7 +143,7 @@ describe('retries after other failures', () => {
     );
   });
 
-  it('says when a 5xx ends a GET whose retries are spent', async () => {
+  it('says when a 5xx ends a GET whose retries are spent, whatever its Retry-After', async () => {
     const stub = scriptedFetch().thenAlways(apiError(503));
     const error = clientWith(stub.fetch, { maxRetries: 1 })
       .listPets()
@@ -153,6 +153,12 @@ describe('retries after other failures', () => {
     expect(((await error) as Error).message).toMatch(
       /The call's retries \(maxRetries: 1\) were spent, so it was not retried/,
     );
+    const long = scriptedFetch(apiError(503, { 'retry-after': '120' }));
+    const last = await clientWith(long.fetch, { maxRetries: 0 })
+      .listPets()
+      .catch((e: unknown) => e);
+    expect((last as Error).message).toMatch(/retries \(maxRetries: 0\) were spent/);
+    expect((last as Error).message).not.toContain('maxRetryDelayMs');
   });
 
   it('retries a GET after a connection error', async () => {

@@ -148,6 +148,7 @@ export class RedisQuotaStore implements QuotaStore {
   #unanswered = 0;
   #quietSince = 0;
   #probing = false;
+  #reconnected = false;
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #logger: Pick<Logger, 'error' | 'warn'>;
@@ -255,7 +256,12 @@ export class RedisQuotaStore implements QuotaStore {
       this.#unanswered--;
       this.#quietSince = Date.now();
     };
-    promise.then(answered, answered);
+    // A reply, not a rejection (those of a client closed for reconnecting among them).
+    const replied = () => {
+      answered();
+      this.#reconnected = false;
+    };
+    promise.then(replied, answered);
     return within(
       promise,
       this.#timeoutMs,
@@ -270,17 +276,20 @@ export class RedisQuotaStore implements QuotaStore {
   /**
    * A connection that answers nothing while commands wait may be dead without knowing it (a NAT,
    * firewall or load balancer dropped it): when Redis answers a new connection meanwhile, the
-   * client is made to open a new one. A Redis that is slow, or cut off, answers neither.
+   * client is made to open a new one, once until it answers. A Redis that is slow, or cut off,
+   * answers neither; while it lists a client blocked (a `BLPOP`, perhaps on this one), or cannot
+   * list them, nothing is done.
    */
   async #probe(): Promise<void> {
     const { probe, reconnect } = this.#redis;
-    if (!probe || !reconnect) return;
+    if (!probe || !reconnect || this.#reconnected) return;
     this.#probing = true;
     const quiet = this.#quietSince;
     try {
-      await probe(SUSPECT_MS);
+      const clients = await probe(SUSPECT_MS);
+      if (typeof clients !== 'string' || /\bflags=[A-Za-z]*b/.test(clients)) return;
       if (this.#quietSince !== quiet || this.#unanswered === 0) return;
-      this.#quietSince = Date.now();
+      this.#reconnected = true;
       reconnect();
       // Its subscriptions went with it: taken again once Redis answers (see #recovered).
       for (const watch of this.#watches.values()) watch.unsubscribe = undefined;

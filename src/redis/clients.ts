@@ -41,22 +41,22 @@ export interface IORedisClient {
 /** The clients `RedisQuotaStore` takes. */
 export type RedisClient = NodeRedisClient | IORedisClient | RedisScripts;
 
-/** A client adapted; node-redis and ioredis can also ping on a new connection (closed within `ms`), and reconnect. */
+/** A client adapted; node-redis and ioredis can also list Redis's clients on a new connection (closed within `ms`), and reconnect. */
 export type Adapted = RedisScripts & {
   readonly probe?: (ms: number) => Promise<unknown>;
   readonly reconnect?: () => void;
 };
 
-/** Runs `ping` on `fresh`, closing it (`close`) when done or after `ms`, whichever is first. */
-async function pingOn<T>(
+/** Runs `ask` on `fresh`, closing it (`close`) when done or after `ms`, whichever is first. */
+async function askOn<T>(
   fresh: T,
   ms: number,
-  ping: (fresh: T) => Promise<unknown>,
+  ask: (fresh: T) => Promise<unknown>,
   close: (fresh: T) => unknown,
 ) {
   const timer = setTimeout(() => close(fresh), ms);
   try {
-    return await ping(fresh);
+    return await ask(fresh);
   } finally {
     clearTimeout(timer);
     close(fresh);
@@ -71,7 +71,7 @@ interface NodeRedis {
   on(event: 'error', listener: (error: unknown) => void): unknown;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
-  ping(): Promise<unknown>;
+  sendCommand(args: string[]): Promise<unknown>;
   destroy?(): unknown;
   disconnect?(): unknown;
 }
@@ -84,7 +84,7 @@ interface IORedis {
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
-  ping(): Promise<unknown>;
+  call(...args: string[]): Promise<unknown>;
   disconnect(reconnect?: boolean): unknown;
 }
 
@@ -156,13 +156,13 @@ function fromNodeRedis(client: NodeRedis): Adapted {
     // One server's client only (it has SELECT): a Sentinel's or a Cluster's is not connected again so.
     ...(isFunction((client as unknown as Record<string, unknown>).select) && {
       probe: (ms: number) =>
-        pingOn(
+        askOn(
           client.duplicate(),
           ms,
           async (fresh) => {
             fresh.on('error', () => undefined);
             await fresh.connect();
-            return fresh.ping();
+            return fresh.sendCommand(['CLIENT', 'LIST']);
           },
           close,
         ),
@@ -201,10 +201,10 @@ function fromIORedis(client: IORedis): Adapted {
     probe(ms) {
       const fresh = client.duplicate();
       fresh.on('error', () => undefined);
-      return pingOn(
+      return askOn(
         fresh,
         ms,
-        (it) => it.ping(),
+        (it) => it.call('CLIENT', 'LIST'),
         (it) => it.disconnect(),
       );
     },
