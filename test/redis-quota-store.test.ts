@@ -115,6 +115,7 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     await expect(call).resolves.toEqual([]);
     expect(sent).toHaveLength(2);
     expect(lines.warn.join('\n')).not.toMatch(/reconnects/);
+    expect(lines.warn.join('\n')).toMatch(/lists a client blocked .*a Redis client of their own/);
   });
 
   it('lets one probe go while the budget is unknown, for every process', async () => {

@@ -287,8 +287,16 @@ export class RedisQuotaStore implements QuotaStore {
     const quiet = this.#quietSince;
     try {
       const clients = await probe(SUSPECT_MS);
-      if (typeof clients !== 'string' || /\bflags=[A-Za-z]*b/.test(clients)) return;
-      if (this.#quietSince !== quiet || this.#unanswered === 0) return;
+      if (typeof clients !== 'string' || this.#quietSince !== quiet || this.#unanswered === 0)
+        return;
+      if (/\bflags=[A-Za-z]*b/.test(clients)) {
+        this.#log(
+          'warn',
+          `Redis answers a new connection, but the client's has answered nothing for ${Date.now() - quiet} ms while Redis lists a client blocked (BLPOP, BRPOP, XREAD BLOCK…, perhaps on this client): the store waits rather than reconnect it. Give blocking commands a Redis client of their own.`,
+          'blocked',
+        );
+        return;
+      }
       this.#reconnected = true;
       reconnect();
       // Its subscriptions went with it: taken again once Redis answers (see #recovered).
