@@ -118,6 +118,59 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     expect(lines.warn.join('\n')).toMatch(/lists a client blocked .*a Redis client of their own/);
   });
 
+  it("reconnects a connection the network dropped silently while another client of the app's is blocked", async () => {
+    const proxy = await startRedisProxy(server.port);
+    closers.push(() => proxy.close());
+    const redis =
+      kind === 'ioredis'
+        ? new Redis(proxy.url)
+        : await createClient({ url: proxy.url, socket: { reconnectStrategy: 100 } })
+            .on('error', () => undefined)
+            .connect();
+    closers.push(() => ('destroy' in redis ? redis.destroy() : redis.disconnect()));
+    const lines: Lines = { error: [], warn: [] };
+    const store = new RedisQuotaStore({
+      client: redis,
+      prefix: `t:${kind}:dropped:`,
+      logger: { error: (l) => lines.error.push(l), warn: (l) => lines.warn.push(l) },
+    });
+    closers.push(() => store.close());
+    const { client, sent } = recordingClient(store);
+    await client.listPets();
+    // A job queue's worker, on a connection of its own straight to Redis, waits for a job.
+    const jobs = `t:${kind}:jobs`;
+    const worker = await clientOf(kind);
+    closers.push(async () => {
+      await admin.lPush(jobs, 'end');
+      await admin.del(jobs);
+    });
+    const popped =
+      kind === 'ioredis'
+        ? (worker as Redis).blpop(jobs, 0)
+        : (worker as Awaited<ReturnType<typeof connectNodeRedis>>).blPop(jobs, 0);
+    popped.catch(() => undefined);
+    await sleep(50);
+    // The store's connection is forgotten by the network; new connections pass.
+    proxy.sever();
+    proxy.heal();
+    const started = Date.now();
+    const took = await Promise.race([
+      client.listPets().then(
+        () => Date.now() - started,
+        () => Number.POSITIVE_INFINITY,
+      ),
+      sleep(5_000).then(() => Number.POSITIVE_INFINITY),
+    ]);
+    expect(lines.warn.join('\n')).not.toMatch(/lists a client blocked/);
+    expect(lines.warn.join('\n')).toMatch(/the client reconnects/);
+    expect(took).toBeLessThan(3_000);
+    expect(sent).toHaveLength(2);
+    await admin.lPush(jobs, 'job-1');
+    expect(await popped).toEqual(
+      kind === 'ioredis' ? [jobs, 'job-1'] : { key: jobs, element: 'job-1' },
+    );
+  });
+
   it('lets one probe go while the budget is unknown, for every process', async () => {
     const prefix = `t:${kind}:probe:`;
     const a = (await storeOf(kind, { prefix })).store;

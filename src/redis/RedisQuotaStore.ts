@@ -260,6 +260,7 @@ export class RedisQuotaStore implements QuotaStore {
     const replied = () => {
       answered();
       this.#reconnected = false;
+      this.#redis.learnOwnId?.();
     };
     promise.then(replied, answered);
     return within(
@@ -277,8 +278,9 @@ export class RedisQuotaStore implements QuotaStore {
    * A connection that answers nothing while commands wait may be dead without knowing it (a NAT,
    * firewall or load balancer dropped it): when Redis answers a new connection meanwhile, the
    * client is made to open a new one, once until it answers. A Redis that is slow, or cut off,
-   * answers neither; while it lists a client blocked (a `BLPOP`, perhaps on this one), or cannot
-   * list them, nothing is done.
+   * answers neither; while it lists the client's connection blocked (a `BLPOP` of the app's own),
+   * or any client when that connection's `CLIENT ID` is unknown, or cannot list them, nothing is
+   * done.
    */
   async #probe(): Promise<void> {
     const { probe, reconnect } = this.#redis;
@@ -289,7 +291,10 @@ export class RedisQuotaStore implements QuotaStore {
       const clients = await probe(SUSPECT_MS);
       if (typeof clients !== 'string' || this.#quietSince !== quiet || this.#unanswered === 0)
         return;
-      if (/\bflags=[A-Za-z]*b/.test(clients)) {
+      // The line of the client's connection when its id is known (none: it is gone), all otherwise.
+      const id = this.#redis.ownId?.();
+      const seen = id ? clients.split('\n').find((line) => line.startsWith(`id=${id} `)) : clients;
+      if (/\bflags=[A-Za-z]*b/.test(seen ?? '')) {
         this.#log(
           'warn',
           `Redis answers a new connection, but the client's has answered nothing for ${Date.now() - quiet} ms while Redis lists a client blocked (BLPOP, BRPOP, XREAD BLOCK…, perhaps on this client): the store waits rather than reconnect it. Give blocking commands a Redis client of their own.`,
@@ -727,6 +732,7 @@ export class RedisQuotaStore implements QuotaStore {
   async close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
+      this.#redis.forgetOwnId?.();
       clearTimeout(this.#retry);
       clearInterval(this.#renewal);
       this.#renewal = undefined;

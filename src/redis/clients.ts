@@ -41,11 +41,40 @@ export interface IORedisClient {
 /** The clients `RedisQuotaStore` takes. */
 export type RedisClient = NodeRedisClient | IORedisClient | RedisScripts;
 
-/** A client adapted; node-redis and ioredis can also list Redis's clients on a new connection (closed within `ms`), and reconnect. */
+/** A client adapted; node-redis and ioredis can also list Redis's clients on a new connection (closed within `ms`), reconnect, and learn their connection's id. */
 export type Adapted = RedisScripts & {
   readonly probe?: (ms: number) => Promise<unknown>;
   readonly reconnect?: () => void;
-};
+} & Partial<ReturnType<typeof idOf>>;
+
+/**
+ * The `CLIENT ID` of the client's connection (`ownId`), asked by `learnOwnId` one question at a
+ * time, once per connection: each 'ready' (a new connection) forgets it, and drops an answer given
+ * before. A refusal (an ACL without `CLIENT`) is kept as `''`.
+ */
+function idOf(client: Pick<NodeRedis, 'on' | 'off'>, ask: () => Promise<unknown>) {
+  let connection = 0;
+  let asking = false;
+  let known: { on: number; id: string } | undefined;
+  const ready = () => connection++;
+  client.on('ready', ready);
+  return {
+    ownId: () => (known?.on === connection ? known.id : undefined),
+    learnOwnId() {
+      if (asking || known?.on === connection) return;
+      asking = true;
+      const on = connection;
+      Promise.resolve()
+        .then(ask)
+        .then(String, () => '')
+        .then((id) => {
+          asking = false;
+          known = { on, id };
+        });
+    },
+    forgetOwnId: () => client.off('ready', ready),
+  };
+}
 
 /** Runs `ask` on `fresh`, closing it (`close`) when done or after `ms`, whichever is first. */
 async function askOn<T>(
@@ -68,7 +97,8 @@ interface NodeRedis {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
   duplicate(): NodeRedis;
   connect(): Promise<unknown>;
-  on(event: 'error', listener: (error: unknown) => void): unknown;
+  on(event: 'error' | 'ready', listener: (error: unknown) => void): unknown;
+  off(event: 'ready', listener: () => void): unknown;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   sendCommand(args: string[]): Promise<unknown>;
@@ -80,8 +110,10 @@ interface IORedis {
   evalsha(sha1: string, count: number, ...keysAndArgs: string[]): Promise<unknown>;
   eval(script: string, count: number, ...keysAndArgs: string[]): Promise<unknown>;
   duplicate(): IORedis;
-  on(event: 'error', listener: (error: unknown) => void): unknown;
+  readonly isCluster?: boolean;
+  on(event: 'error' | 'ready', listener: (error: unknown) => void): unknown;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  off(event: 'ready', listener: () => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   call(...args: string[]): Promise<unknown>;
@@ -155,6 +187,7 @@ function fromNodeRedis(client: NodeRedis): Adapted {
     evalsha: (sha1, keys, args) => client.evalSha(sha1, { keys, arguments: args }),
     // One server's client only (it has SELECT): a Sentinel's or a Cluster's is not connected again so.
     ...(isFunction((client as unknown as Record<string, unknown>).select) && {
+      ...idOf(client, () => client.sendCommand(['CLIENT', 'ID'])),
       probe: (ms: number) =>
         askOn(
           client.duplicate(),
@@ -198,6 +231,8 @@ function fromIORedis(client: IORedis): Adapted {
   return {
     eval: (script, keys, args) => client.eval(script, keys.length, ...keys, ...args),
     evalsha: (sha1, keys, args) => client.evalsha(sha1, keys.length, ...keys, ...args),
+    // A Cluster's connections are one per node, their ids each node's own.
+    ...(!client.isCluster && idOf(client, () => client.call('CLIENT', 'ID'))),
     probe(ms) {
       const fresh = client.duplicate();
       fresh.on('error', () => undefined);
