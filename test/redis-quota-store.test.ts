@@ -861,6 +861,34 @@ describe('when Redis is slow or gone', () => {
     expect(leases).toEqual([]);
   });
 
+  it('gives back a late lease quietly when the app closed its client meanwhile', async () => {
+    const prefix = 't:late-closed:';
+    const client = await connectNodeRedis(paused.url);
+    const quiet = { error() {}, warn() {} };
+    const store = new RedisQuotaStore({ client, prefix, commandTimeoutMs: 100, logger: quiet });
+    closers.push(() => store.close());
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      paused.pause();
+      try {
+        expect(await store.admit('e'.repeat(64), { leaseMs: 60_000 })).toEqual({
+          reason: 'budget-unknown',
+        });
+      } finally {
+        paused.resume();
+      }
+      // The late grant comes back, then the app closes its client before it is given back.
+      await sleep(50);
+      await client.quit();
+      await sleep(700);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
+  });
+
   it('sends nothing when Redis cannot be reached at all, and fails each call after maxRetryDelayMs', async () => {
     const mock = await startMockServer({
       plan: 'enterprise',

@@ -511,7 +511,8 @@ export class RedisQuotaStore implements QuotaStore {
       if (lease === undefined && this.holds(bucket, spare.lease)) {
         return { lease: spare.lease, strikes: spare.strikes };
       }
-      void this.release(bucket, spare.lease);
+      // A client closed meanwhile rejects: the lease then lapses in Redis on its own.
+      this.release(bucket, spare.lease).catch(() => undefined);
     }
     return undefined;
   }

@@ -53,6 +53,8 @@ export type Adapted = RedisScripts & {
  * before. A refusal (an ACL without `CLIENT`) is kept as `''`.
  */
 function idOf(client: Pick<NodeRedis, 'on' | 'off'>, ask: () => Promise<unknown>) {
+  // A client that tells no connections apart (no events) has no id known: the rule for none holds.
+  if (!isFunction(client.on) || !isFunction(client.off)) return {};
   let connection = 0;
   let asking = false;
   let known: { on: number; id: string } | undefined;
