@@ -94,6 +94,16 @@ const leaseOf = (admission: Admission): string => {
 };
 
 describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind) => {
+  it('adds one listener to a client however many stores share it', async () => {
+    const redis = (await clientOf(kind)) as unknown as { listenerCount(event: string): number };
+    const before = redis.listenerCount('ready');
+    for (let i = 0; i < 20; i++) {
+      const store = new RedisQuotaStore({ client: redis as unknown as RedisClient });
+      closers.push(() => store.close());
+    }
+    expect(redis.listenerCount('ready') - before).toBeLessThanOrEqual(1);
+  });
+
   it("waits out a BLPOP of the app's own on the client it shares, never reconnecting it", async () => {
     const redis = await clientOf(kind);
     const lines: Lines = { error: [], warn: [] };

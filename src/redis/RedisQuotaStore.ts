@@ -733,7 +733,6 @@ export class RedisQuotaStore implements QuotaStore {
   async close(): Promise<void> {
     if (!this.#closed) {
       this.#closed = true;
-      this.#redis.forgetOwnId?.();
       clearTimeout(this.#retry);
       clearInterval(this.#renewal);
       this.#renewal = undefined;

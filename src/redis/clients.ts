@@ -47,25 +47,34 @@ export type Adapted = RedisScripts & {
   readonly reconnect?: () => void;
 } & Partial<ReturnType<typeof idOf>>;
 
+// Each client's connections, counted by its 'ready' events: one listener per client, however
+// many stores share it.
+const connections = new WeakMap<object, { count: number }>();
+
 /**
  * The `CLIENT ID` of the client's connection (`ownId`), asked by `learnOwnId` one question at a
  * time, once per connection: each 'ready' (a new connection) forgets it, and drops an answer given
  * before. A refusal (an ACL without `CLIENT`) is kept as `''`.
  */
-function idOf(client: Pick<NodeRedis, 'on' | 'off'>, ask: () => Promise<unknown>) {
+function idOf(client: Pick<NodeRedis, 'on'>, ask: () => Promise<unknown>) {
   // A client that tells no connections apart (no events) has no id known: the rule for none holds.
-  if (!isFunction(client.on) || !isFunction(client.off)) return {};
-  let connection = 0;
+  if (!isFunction(client.on)) return {};
+  let counted = connections.get(client);
+  if (!counted) {
+    const made = { count: 0 };
+    counted = made;
+    connections.set(client, made);
+    client.on('ready', () => made.count++);
+  }
+  const connection = counted;
   let asking = false;
   let known: { on: number; id: string } | undefined;
-  const ready = () => connection++;
-  client.on('ready', ready);
   return {
-    ownId: () => (known?.on === connection ? known.id : undefined),
+    ownId: () => (known?.on === connection.count ? known.id : undefined),
     learnOwnId() {
-      if (asking || known?.on === connection) return;
+      if (asking || known?.on === connection.count) return;
       asking = true;
-      const on = connection;
+      const on = connection.count;
       Promise.resolve()
         .then(ask)
         .then(String, () => '')
@@ -74,7 +83,6 @@ function idOf(client: Pick<NodeRedis, 'on' | 'off'>, ask: () => Promise<unknown>
           known = { on, id };
         });
     },
-    forgetOwnId: () => client.off('ready', ready),
   };
 }
 
@@ -100,7 +108,6 @@ interface NodeRedis {
   duplicate(): NodeRedis;
   connect(): Promise<unknown>;
   on(event: 'error' | 'ready', listener: (error: unknown) => void): unknown;
-  off(event: 'ready', listener: () => void): unknown;
   subscribe(channel: string, listener: (message: string) => void): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   sendCommand(args: string[]): Promise<unknown>;
@@ -115,7 +122,6 @@ interface IORedis {
   readonly isCluster?: boolean;
   on(event: 'error' | 'ready', listener: (error: unknown) => void): unknown;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  off(event: 'ready', listener: () => void): unknown;
   subscribe(channel: string): Promise<unknown>;
   unsubscribe(channel: string): Promise<unknown>;
   call(...args: string[]): Promise<unknown>;
