@@ -98,7 +98,10 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     const redis = (await clientOf(kind)) as unknown as { listenerCount(event: string): number };
     const before = redis.listenerCount('ready');
     for (let i = 0; i < 20; i++) {
-      const store = new RedisQuotaStore({ client: redis as unknown as RedisClient });
+      const store = new RedisQuotaStore({
+        client: redis as unknown as RedisClient,
+        logger: { error() {}, warn() {} },
+      });
       closers.push(() => store.close());
     }
     expect(redis.listenerCount('ready') - before).toBeLessThanOrEqual(1);
