@@ -118,15 +118,20 @@ describe.each(['node-redis', 'ioredis'] as const)('RedisQuotaStore on %s', (kind
     closers.push(() => store.close());
     const { client, sent } = recordingClient(store);
     await client.listPets();
+    const connections = async () =>
+      Number(/total_connections_received:(\d+)/.exec(await admin.info('stats'))?.[1]);
+    const before = await connections();
     const popped =
       kind === 'ioredis'
-        ? (redis as Redis).blpop('nothing-here', 2)
-        : (redis as Awaited<ReturnType<typeof connectNodeRedis>>).blPop('nothing-here', 2);
+        ? (redis as Redis).blpop('nothing-here', 3)
+        : (redis as Awaited<ReturnType<typeof connectNodeRedis>>).blPop('nothing-here', 3);
     await sleep(50);
     const call = client.listPets();
     await expect(popped).resolves.toBeNull();
     await expect(call).resolves.toEqual([]);
     expect(sent).toHaveLength(2);
+    // Redis was asked which clients are blocked once a second at most, each on a new connection.
+    expect((await connections()) - before).toBeLessThanOrEqual(3);
     expect(lines.warn.join('\n')).not.toMatch(/reconnects/);
     expect(lines.warn.join('\n')).toMatch(/lists a client blocked .*a Redis client of their own/);
   });

@@ -148,6 +148,7 @@ export class RedisQuotaStore implements QuotaStore {
   #unanswered = 0;
   #quietSince = 0;
   #probing = false;
+  #probed = 0; // when the last probe ended: one a second at most
   #reconnected = false;
   readonly #prefix: string;
   readonly #timeoutMs: number;
@@ -268,8 +269,9 @@ export class RedisQuotaStore implements QuotaStore {
       this.#timeoutMs,
       `Redis did not answer within ${this.#timeoutMs} ms`,
     ).catch((error: unknown) => {
-      if (this.#unanswered > 0 && !this.#probing && Date.now() - this.#quietSince >= SUSPECT_MS)
-        void this.#probe();
+      const now = Date.now();
+      const due = now - this.#quietSince >= SUSPECT_MS && now - this.#probed >= SUSPECT_MS;
+      if (this.#unanswered > 0 && !this.#probing && due) void this.#probe();
       throw error;
     });
   }
@@ -314,6 +316,7 @@ export class RedisQuotaStore implements QuotaStore {
     } catch {
     } finally {
       this.#probing = false;
+      this.#probed = Date.now();
     }
   }
 
