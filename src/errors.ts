@@ -264,10 +264,15 @@ const spentAdvice = (spent: number | undefined, lead: string) =>
 
 /** For a 5xx: why a GET was not retried (a POST never is: the animal may have been added). */
 function serverAdvice(response: FailedResponse): string {
-  if (response.method === 'POST') return POSSIBLY_ACTED;
+  // nginx's limit_req, for one, refuses with a page of its own and 503 unless told otherwise.
+  const proxy =
+    response.status === 503 && !response.body
+      ? " A 503 page may be a rate limiter's on the way: have it answer 429 (nginx: limit_req_status 429)."
+      : '';
+  if (response.method === 'POST') return POSSIBLY_ACTED + proxy;
   if (response.retriesSpent !== undefined || !response.tooLongToWait)
-    return spentAdvice(response.retriesSpent, ' The');
-  return rateLimitAdvice({ ...response, retryAfterMs: response.askedMs });
+    return spentAdvice(response.retriesSpent, ' The') + proxy;
+  return rateLimitAdvice({ ...response, retryAfterMs: response.askedMs }) + proxy;
 }
 
 function rateLimitAdvice(response: FailedResponse): string {

@@ -45,6 +45,26 @@ describe('waitToTake', () => {
 });
 
 describe('decide', () => {
+  it('takes a wait until a reset that reads up to 2 s past maxRetryDelayMs (whole seconds, and Date), never a Retry-After', () => {
+    const reset = (ms: number) => ({ ms, source: 'rate-limit-reset' as const });
+    const minute = decide({ kind: 'response', status: 429, retryAfter: reset(61_958) }, at(1));
+    expect(minute.retry?.delayMs).toBe(61_958);
+    expect(decide({ kind: 'response', status: 429, retryAfter: reset(62_001) }, at(1))).toEqual({
+      cooldownMs: 62_001,
+      tooLong: true,
+    });
+    const asked = { ms: 60_001, source: 'retry-after' as const };
+    expect(decide({ kind: 'response', status: 429, retryAfter: asked }, at(1)).tooLong).toBe(true);
+    // A thirtieth of a small maxRetryDelayMs: 3 s takes 100 ms more, no more.
+    expect(
+      decide({ kind: 'response', status: 429, retryAfter: reset(3_100) }, at(1, true, 3000)),
+    ).toMatchObject({ retry: { delayMs: 3_100 } });
+    expect(
+      decide({ kind: 'response', status: 429, retryAfter: reset(3_101) }, at(1, true, 3000))
+        .tooLong,
+    ).toBe(true);
+  });
+
   it('waits what a 429 asks, never less than the floor, and cools the key as long', () => {
     const asked = { ms: 3000, source: 'retry-after' as const };
     expect(decide({ kind: 'response', status: 429, retryAfter: asked }, at(1))).toEqual({
@@ -96,9 +116,9 @@ describe('decide', () => {
   });
 
   it('fails a 429 whose wait is longer than maxRetryDelayMs, and says it was too long', () => {
-    const asked = { ms: 5000, source: 'rate-limit-reset' as const };
+    const asked = { ms: 5200, source: 'rate-limit-reset' as const };
     expect(decide({ kind: 'response', status: 429, retryAfter: asked }, at(1, true, 4999))).toEqual(
-      { cooldownMs: 5000, tooLong: true },
+      { cooldownMs: 5200, tooLong: true },
     );
   });
 

@@ -73,6 +73,20 @@ describe('errors', () => {
     expect(error.message).toMatch(/502 Bad Gateway.*text\/html/);
   });
 
+  it("says a 503 page of a proxy's may be a rate limiter's, and how to make it answer 429; not the service's own 503", async () => {
+    const page = '<html><center><h1>503 Service Temporarily Unavailable</h1></center>nginx</html>';
+    for (const call of ['list', 'create'] as const) {
+      const nginx = new Response(page, { status: 503, headers: { 'content-type': 'text/html' } });
+      const error = await failure(nginx, call);
+      expect(error).toBeInstanceOf(ServerError);
+      expect(error.message).toMatch(
+        /may be a rate limiter's on the way: have it answer 429 .*limit_req_status 429/,
+      );
+    }
+    const own = await failure(apiError(503));
+    expect(own.message).not.toMatch(/rate limiter/);
+  });
+
   it.each([
     ['an empty body', ''],
     ['garbage', '}{ not json'],

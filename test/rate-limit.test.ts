@@ -71,6 +71,18 @@ describe('client-wide cooldown', () => {
     expect(stub.received).toHaveLength(2);
   });
 
+  it("holds calls for a minute's window read as 61 s (a reset in whole seconds) under the default maxRetryDelayMs", async () => {
+    const stub = scriptedFetch(json([rex], 200, limits(0, 61))).thenAlways(json([rex]));
+    const client = clientWith(stub.fetch);
+    await client.listPets();
+    const next = client.listPets();
+    await vi.advanceTimersByTimeAsync(60_999);
+    expect(stub.received).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await next;
+    expect(stub.received).toHaveLength(2);
+  });
+
   it('fails at once, sending nothing, when the hold is longer than maxRetryDelayMs', async () => {
     const stub = scriptedFetch(json([rex], 200, limits(0, 3600))).thenAlways(json([rex]));
     const client = clientWith(stub.fetch, { maxRetryDelayMs: 10_000 });

@@ -37,6 +37,10 @@ export function waitToTake(ms: number, mandated: boolean, maxRetryDelayMs: numbe
   return mandated || maxRetryDelayMs < BACKOFF_FLOOR_MS ? undefined : maxRetryDelayMs;
 }
 
+// What a wait until a reset may read past maxRetryDelayMs and be taken: said in whole seconds on a
+// clock read from Date, a full minute reads up to 62 s (a small maxRetryDelayMs stays strict).
+export const resetGrace = (maxRetryDelayMs: number) => Math.min(2_000, maxRetryDelayMs / 30);
+
 /** How long a hold waits at most: one with an end as mandated; one without, what is left of `maxRetryDelayMs`. */
 export function holdToTake(waitMs: number | undefined, heldForMs: number, maxRetryDelayMs: number) {
   if (waitMs !== undefined) return waitToTake(waitMs, true, maxRetryDelayMs);
@@ -96,7 +100,8 @@ export function decide(outcome: Outcome, situation: Situation): Decision {
   const guess = backoffDelay(strikes, random, LEARNT_BASE_MS, LEARNT_CAP_MS);
   const wanted = Math.max(floor, asked?.ms ?? guess);
   // The client's own first back-off may be capped; one after 429s in a row is the key's.
-  const delayMs = waitToTake(wanted, asked !== undefined || strikes > 1, maxRetryDelayMs);
+  const grace = asked?.source === 'rate-limit-reset' ? resetGrace(maxRetryDelayMs) : 0;
+  const delayMs = waitToTake(wanted, asked !== undefined || strikes > 1, maxRetryDelayMs + grace);
   if (delayMs === undefined) return { cooldownMs: wanted, tooLong: true };
   return {
     cooldownMs: delayMs,
@@ -154,11 +159,8 @@ interface Line {
 
 const byStore = shared('quota-lines', () => new WeakMap<QuotaStore, Map<string, Line>>());
 
-function linesOf(store: QuotaStore): Map<string, Line> {
-  const lines = byStore.get(store) ?? new Map<string, Line>();
-  byStore.set(store, lines);
-  return lines;
-}
+const linesOf = (store: QuotaStore): Map<string, Line> =>
+  byStore.get(store) ?? byStore.set(store, new Map()).get(store)!;
 
 /** Counted by every copy of the SDK in the process: its ESM and CJS builds share the lines. */
 export const counters = shared('counters', () => ({ clients: 0, order: 0 }));
@@ -465,7 +467,8 @@ export class Quota {
       const { maxRetryDelayMs } = waiter.request;
       waiter.untimedSince = endless ? (waiter.untimedSince ?? now) : undefined;
       const heldFor = now - (waiter.untimedSince ?? now);
-      const take = holdToTake(endless ? undefined : waitMs, heldFor, maxRetryDelayMs);
+      const grace = !endless && reason.startsWith('budget-') ? resetGrace(maxRetryDelayMs) : 0;
+      const take = holdToTake(endless ? undefined : waitMs, heldFor, maxRetryDelayMs + grace);
       waiter.since ??= now;
       const end = endless ? now : now + (take ?? 0);
       if (take === undefined || end - waiter.since > HORIZON_MS) {

@@ -137,12 +137,15 @@ import { root } from './pack.js';
  * a call joining a hold told of its wait, a Retry-After date read against the
  * 429's own Date, no response counted per key (29.15, 37.16, 36.68); then 0.1
  * KiB for a 5xx's Retry-After read, and a ServerError saying its call's
- * retries were spent (29.26, 37.27, 36.78).
+ * retries were spent (29.26, 37.27, 36.78); then 0.1 KiB for what a new
+ * user behind real limiters found: a minute's window read as 61 s waited
+ * under the default maxRetryDelayMs, and a 503 page named as perhaps a rate
+ * limiter's (29.39, 37.40, 36.91).
  * A kB here is 1,024 bytes.
  * `plain` is one `listPets` call bundled without splitting.
  * `npm run bench:observe` measures the tracing seam alone.
  */
-export const BUDGET = { initial: 29.3 * 1024, total: 37.3 * 1024, plain: 36.8 * 1024 };
+export const BUDGET = { initial: 29.45 * 1024, total: 37.45 * 1024, plain: 36.95 * 1024 };
 
 export interface Size {
   minified: number;
