@@ -324,6 +324,21 @@ describe('the credible horizon (a day)', () => {
     expect(alone.retryAfterTooFar).toBe(true);
   });
 
+  it("reads an X-RateLimit-Reset written as an HTTP-date (a Date object's UTC string), not as a list", () => {
+    const at = now + 7_000;
+    const timing = readTiming(
+      new Headers({ ...window(0, 0), 'x-ratelimit-reset': new Date(at).toUTCString() }),
+      200,
+      now,
+    );
+    expect(timing.unusable).toBeUndefined();
+    expect(timing.window).toMatchObject({ remaining: 0, resetInMs: 7_000 });
+    expect(timing.rateLimit?.resetAt).toEqual(new Date(at));
+    // Not a date by the grammar (Date.parse would take it, on the local zone): still unusable.
+    const local = new Headers({ ...window(0, 0), 'x-ratelimit-reset': new Date(at).toString() });
+    expect(readTiming(local, 200, now).unusable).toMatch(/X-RateLimit-Reset/);
+  });
+
   it('takes a reset more than a day ahead, in whatever unit, as a day, and shows it as said', () => {
     for (const [reset, saidMs] of [
       [seconds(90_000), 90_000_000],
