@@ -285,20 +285,19 @@ function check(
   const saidRemaining = integers(said.remaining, Math.min);
   // Each reset read in the unit it plainly is in; of several (not as many of each field), the latest.
   let latest: { read: keyof typeof UNITS; atMs: number } | undefined;
-  // An HTTP-date (its comma is no list's), as a limiter that writes a Date object's UTC string sends.
-  const dated = httpDate(said.reset ?? null);
-  if (dated >= 0) latest = { read: 'unix', atMs: dated };
-  else
-    for (const one of (said.reset ?? '').split(',')) {
-      if (!/^\s*\d{1,16}(?:\.\d{1,6})?\s*$/.test(one)) {
-        latest = undefined;
-        break;
-      }
-      const n = Number(one);
-      const read = n < SECONDS_UNTIL_BELOW ? 'delta' : n < MILLISECONDS_FROM ? 'unix' : 'ms';
-      const atMs = read === 'delta' ? server + n * 1000 : read === 'unix' ? n * 1000 : n;
-      if (!latest || atMs > latest.atMs) latest = { read, atMs };
+  for (const one of (said.reset ?? '').split(',')) {
+    if (!/^\s*\d{1,16}(?:\.\d{1,6})?\s*$/.test(one)) {
+      latest = undefined;
+      break;
     }
+    const n = Number(one);
+    const read = n < SECONDS_UNTIL_BELOW ? 'delta' : n < MILLISECONDS_FROM ? 'unix' : 'ms';
+    const atMs = read === 'delta' ? server + n * 1000 : read === 'unix' ? n * 1000 : n;
+    if (!latest || atMs > latest.atMs) latest = { read, atMs };
+  }
+  // An HTTP-date (its comma is no list's), as a limiter that writes a Date object's UTC string sends.
+  const dated = latest ? Number.NaN : httpDate(said.reset ?? null);
+  if (dated >= 0) latest = { read: 'unix', atMs: dated };
   const before = problems.length;
   const complain = (field: 'limit' | 'remaining' | 'reset', raw: string | undefined, why = '') =>
     problems.push(`${name(field)} ${raw === undefined ? 'missing' : `${excerpt(raw)}${why}`}`);
