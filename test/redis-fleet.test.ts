@@ -41,7 +41,7 @@ function expectServed(
   timeoutMs: number,
 ) {
   expect(report).toBeDefined();
-  expect(report!.failed).toEqual({});
+  expect(report!.failed, JSON.stringify(report!.reasons)).toEqual({});
   expect(report!.ok).toBeGreaterThan(0);
   expect(report!.longestMs).toBeLessThanOrEqual(maxRetryDelayMs + timeoutMs);
 }

@@ -101,6 +101,8 @@ const client = new PetsClient({
 let ok = 0;
 let longestMs = 0;
 const failed = {};
+// The first message of each kind of failure, so that a failing run says why.
+const reasons = {};
 await new Promise((resolve) => setTimeout(resolve, Math.max(0, config.start - Date.now())));
 // Later than start when the machine was slow to boot this process.
 const begunAt = Date.now();
@@ -117,12 +119,15 @@ await Promise.all(
       } catch (error) {
         if (over.signal.aborted) break;
         failed[error.name] = (failed[error.name] ?? 0) + 1;
+        reasons[error.name] ??= String(error.message).slice(0, 400);
       }
       longestMs = Math.max(longestMs, performance.now() - call.startedAt);
     }
   }),
 );
-console.log(JSON.stringify({ ok, failed, admissions, longestMs, longestStoreMs, begunAt }));
+console.log(
+  JSON.stringify({ ok, failed, reasons, admissions, longestMs, longestStoreMs, begunAt }),
+);
 await quotaStore.close?.();
 await Promise.resolve(connection?.close()).catch(() => undefined);
 process.exit(0);

@@ -82,6 +82,8 @@ export async function startFleetService(limit: number, windowMs: number): Promis
 export interface WorkerReport {
   readonly ok: number;
   readonly failed: Record<string, number>;
+  /** The first message of each kind of failure. */
+  readonly reasons?: Record<string, string>;
   readonly longestMs: number;
   /** When it began calling (epoch ms): after `start` when its process was slow to boot. */
   readonly begunAt?: number;
